@@ -138,7 +138,14 @@ export interface NewTask {
 }
 
 /** An update sends the whole task (Dida has no partial update); items without `id` are new. */
-export type TaskUpdate = Omit<Task, 'items'> & { items?: Array<ChecklistItem | NewChecklistItem> | null };
+export interface TaskUpdate {
+  id: string;
+  projectId: string;
+  title?: string;
+  items?: Array<ChecklistItem | NewChecklistItem> | null;
+  /** Every other task field, sent back as read so nothing the bundle does not own is lost. */
+  [field: string]: unknown;
+}
 
 export interface NewProject {
   name: string;
