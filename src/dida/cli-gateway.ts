@@ -1,0 +1,485 @@
+// The Dida gateway that drives an installed `dida` command (@suibiji/dida-cli) and validates what it prints.
+import { z } from 'zod/mini';
+import { describeIssues } from '../common/schema-issues';
+import { CliProcessRunner, PERMANENT_FAILURES, type CliRunResult } from './cli-process';
+import { parseDidaDate } from './dida-date';
+import { DidaError, adviceFor, codeForStatus, isDidaError } from './dida-error';
+import type { CallOptions, DidaGateway } from './dida-gateway';
+import {
+  CommentSchema,
+  ProjectDataSchema,
+  ProjectSchema,
+  TaskSchema,
+  type Comment,
+  type Member,
+  type NewProject,
+  type NewTask,
+  type Preference,
+  type Project,
+  type ProjectData,
+  type Task,
+  type TaskUpdate,
+} from './types';
+
+export interface CliGatewayOptions {
+  /** The executable to run: a name looked up on PATH, or a full path (default `dida`). Never run through a shell. */
+  command?: string;
+  /** The child's whole environment (default `process.env`). The CLI reads its token from `$HOME/.config/dida-cli/config.json`. */
+  env?: NodeJS.ProcessEnv;
+  /** Deadline for one command in milliseconds (default 20 s); the child is killed when it passes. */
+  timeoutMs?: number;
+  /** Combined stdout + stderr bytes allowed per command (default 8 MiB); above it the child is killed. */
+  maxOutputBytes?: number;
+  cwd?: string;
+  /** Time between SIGTERM and SIGKILL when a child must be stopped (default 2 s). */
+  killGraceMs?: number;
+  /** Extra attempts for idempotent reads after a `server`, `rate_limited` or CLI-reported `network` error (default 1). */
+  readRetries?: number;
+  /** Pause before a read is retried (default 300 ms). */
+  retryDelayMs?: number;
+  /** The IANA zone `getPreference` reports (default: this process's zone, see getPreference). */
+  timeZone?: string;
+}
+
+const DEFAULT_TIMEOUT_MS = 20_000;
+const DEFAULT_MAX_OUTPUT_BYTES = 8 * 1024 * 1024;
+const EXCERPT_CHARS = 300;
+
+/** Text the CLI prints when it has no token; older versions exit 1, newer ones exit 0. */
+const NO_TOKEN = /未找到\s*access\s*token|请先运行\s*[`'"]?dida auth login|未登录/i;
+/** `DIDA API 错误 <status>: <body>`, printed on stderr by the CLI for a non-2xx answer. */
+const API_ERROR = /DIDA API 错误\s*(\d{3})\s*[:：]?\s*([\s\S]*)/;
+/** Node/undici network failures the CLI's top-level catch prints. */
+const NETWORK_FAILURE = /fetch failed|ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|socket hang up|UND_ERR/i;
+// eslint-disable-next-line no-control-regex
+const ANSI = /\u001b\[[0-9;?]*[ -/]*[@-~]/g;
+
+/**
+ * Creates the CLI gateway. Every method runs one `dida … --json` command with `child_process.spawn` (argv only, so
+ * titles and texts reach Dida verbatim) and validates the printed JSON with the wire schemas.
+ *
+ * Retries: only idempotent reads are retried, at most `readRetries` times (default once), and only after `server`,
+ * `rate_limited` or a network failure the CLI itself reported; a missing command, auth, 4xx, timeouts and all writes
+ * are never retried (a timed-out write may already have reached Dida).
+ *
+ * CLI limits, inherent to `@suibiji/dida-cli`: it cannot send `isAllDay:false`, `status`, or empty `reminders`/`tags`
+ * (an omitted flag keeps the field), tags and reminders containing a comma cannot be sent, and unknown task fields
+ * other than checklist items are not sent back (items travel as JSON, so their ids and unknown fields are kept).
+ */
+export function createCliGateway(options: CliGatewayOptions = {}): DidaGateway {
+  return new CliGateway(options);
+}
+
+type Schema = z.ZodMiniType;
+
+export interface CommandSpec<S extends Schema | undefined> {
+  args: string[];
+  /** The matching Open API route template, for error fields. */
+  route: string;
+  /** Validates `--json` output; undefined for text commands (complete, delete). */
+  schema: S;
+  idempotent: boolean;
+}
+
+type Parsed<S> = S extends Schema ? z.output<S> | undefined : undefined;
+
+class CliGateway implements DidaGateway {
+  readonly kind = 'cli' as const;
+  private readonly command: string;
+  private readonly env: NodeJS.ProcessEnv;
+  private readonly cwd: string | undefined;
+  private readonly timeoutMs: number;
+  private readonly maxOutputBytes: number;
+  private readonly killGraceMs: number;
+  private readonly readRetries: number;
+  private readonly retryDelayMs: number;
+  private readonly timeZone: string | undefined;
+  private readonly runner = new CliProcessRunner();
+
+  constructor(options: CliGatewayOptions) {
+    this.command = options.command?.trim() || 'dida';
+    this.env = options.env ?? process.env;
+    this.cwd = options.cwd;
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.maxOutputBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+    this.killGraceMs = options.killGraceMs ?? 2_000;
+    this.readRetries = Math.max(0, options.readRetries ?? 1);
+    this.retryDelayMs = options.retryDelayMs ?? 300;
+    this.timeZone = options.timeZone;
+  }
+
+  async listProjects(options?: CallOptions): Promise<Project[]> {
+    const projects = await this.run(
+      { args: ['project', 'list', '--json'], route: 'GET /project', schema: z.array(ProjectSchema), idempotent: true },
+      options,
+    );
+    return projects ?? [];
+  }
+
+  async getProject(projectId: string, options?: CallOptions): Promise<Project> {
+    const project = await this.run(
+      { args: ['project', 'get', id(projectId, 'projectId'), '--json'], route: 'GET /project/{pid}', schema: ProjectSchema, idempotent: true },
+      options,
+    );
+    return required(project, 'GET /project/{pid}');
+  }
+
+  async createProject(input: NewProject, options?: CallOptions): Promise<Project> {
+    const args = ['project', 'create', '--name', text(input.name, 'name')];
+    if (input.color) args.push('--color', input.color);
+    args.push('--view-mode', input.viewMode ?? 'list', '--kind', input.kind ?? 'TASK', '--json');
+    const project = await this.run({ args, route: 'POST /project', schema: ProjectSchema, idempotent: false }, options);
+    if (project) return project;
+    // Empty answer: find the list we just made by its name.
+    const same = (await this.listProjects(options)).filter((p) => p.name === input.name);
+    return required(same.at(-1), 'POST /project');
+  }
+
+  async getProjectData(projectId: string, options?: CallOptions): Promise<ProjectData> {
+    const data = await this.run(
+      { args: ['project', 'data', id(projectId, 'projectId'), '--json'], route: 'GET /project/{pid}/data', schema: ProjectDataSchema, idempotent: true },
+      options,
+    );
+    return data ? { project: data.project, tasks: data.tasks ?? [], columns: data.columns ?? [] } : { project: undefined, tasks: [], columns: [] };
+  }
+
+  async getTask(projectId: string, taskId: string, options?: CallOptions): Promise<Task> {
+    const task = await this.run(
+      {
+        args: ['task', 'get', id(projectId, 'projectId'), id(taskId, 'taskId'), '--json'],
+        route: 'GET /project/{pid}/task/{tid}',
+        schema: TaskSchema,
+        idempotent: true,
+      },
+      options,
+    );
+    return required(task, 'GET /project/{pid}/task/{tid}');
+  }
+
+  async createTask(input: NewTask, options?: CallOptions): Promise<Task> {
+    const args = ['task', 'create', '--title', text(input.title, 'title'), '--project', id(input.projectId, 'projectId')];
+    args.push(...taskFlags(input, 'create'), '--json');
+    const task = await this.run({ args, route: 'POST /task', schema: TaskSchema, idempotent: false }, options);
+    if (task) return task;
+    // Empty answer: the task exists but we were not told its id; pick the newest open task with this title.
+    const matches = (await this.getProjectData(input.projectId, options)).tasks.filter((t) => t.title === input.title);
+    matches.sort((a, b) => (parseDidaDate(b.createdTime)?.getTime() ?? 0) - (parseDidaDate(a.createdTime)?.getTime() ?? 0));
+    return required(matches[0], 'POST /task');
+  }
+
+  async updateTask(task: TaskUpdate, options?: CallOptions): Promise<Task> {
+    const taskId = id(task.id, 'task.id');
+    const projectId = id(task.projectId, 'task.projectId');
+    const args = ['task', 'update', taskId, '--id', taskId, '--project', projectId];
+    if (typeof task.title === 'string') args.push('--title', text(task.title, 'title'));
+    args.push(...taskFlags(task, 'update'), '--json');
+    const updated = await this.run({ args, route: 'POST /task/{tid}', schema: TaskSchema, idempotent: false }, options);
+    return updated ?? this.getTask(projectId, taskId, options);
+  }
+
+  async completeTask(projectId: string, taskId: string, options?: CallOptions): Promise<void> {
+    await this.run(
+      {
+        args: ['task', 'complete', id(projectId, 'projectId'), id(taskId, 'taskId')],
+        route: 'POST /project/{pid}/task/{tid}/complete',
+        schema: undefined,
+        idempotent: false,
+      },
+      options,
+    );
+  }
+
+  async deleteTask(projectId: string, taskId: string, options?: CallOptions): Promise<void> {
+    await this.run(
+      {
+        args: ['task', 'delete', id(projectId, 'projectId'), id(taskId, 'taskId')],
+        route: 'DELETE /project/{pid}/task/{tid}',
+        schema: undefined,
+        idempotent: false,
+      },
+      options,
+    );
+  }
+
+  async listComments(projectId: string, taskId: string, options?: CallOptions): Promise<Comment[]> {
+    const comments = await this.run(
+      {
+        args: ['task', 'comment', 'list', id(projectId, 'projectId'), id(taskId, 'taskId'), '--json'],
+        route: 'GET /project/{pid}/task/{tid}/comments',
+        schema: z.array(CommentSchema),
+        idempotent: true,
+      },
+      options,
+    );
+    return comments ?? [];
+  }
+
+  async addComment(projectId: string, taskId: string, body: string, options?: CallOptions): Promise<Comment> {
+    const comment = await this.run(
+      {
+        args: ['task', 'comment', 'add', id(projectId, 'projectId'), id(taskId, 'taskId'), '--title', text(body, 'comment text'), '--json'],
+        route: 'POST /project/{pid}/task/{tid}/comment',
+        schema: CommentSchema,
+        idempotent: false,
+      },
+      options,
+    );
+    if (comment) return comment;
+    const same = (await this.listComments(projectId, taskId, options)).filter((c) => c.title === body);
+    return required(same.at(-1), 'POST /project/{pid}/task/{tid}/comment');
+  }
+
+  /**
+   * The CLI has no preference command, so this reports the `timeZone` option or, by default, the zone of this Node
+   * process (`Intl.DateTimeFormat().resolvedOptions().timeZone`, which follows `TZ`), not the Dida account setting.
+   */
+  async getPreference(options?: CallOptions): Promise<Preference> {
+    options?.signal?.throwIfAborted();
+    return { timeZone: this.timeZone ?? (Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC') };
+  }
+
+  /** The CLI cannot list project members, so this is always empty; identify the account by comment `userId` instead. */
+  async listMembers(projectId: string, options?: CallOptions): Promise<Member[]> {
+    options?.signal?.throwIfAborted();
+    id(projectId, 'projectId');
+    return [];
+  }
+
+  async close(): Promise<void> {
+    this.runner.killAll(new DidaError({ code: 'network', message: 'The Dida CLI gateway was closed while a `dida` command was running.' }));
+  }
+
+  private async run<S extends Schema | undefined>(spec: CommandSpec<S>, options: CallOptions | undefined): Promise<Parsed<S>> {
+    const attempts = spec.idempotent ? 1 + this.readRetries : 1;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.attempt(spec, options?.signal);
+      } catch (error) {
+        if (attempt >= attempts || !isRetryable(error)) throw error;
+        await sleep(this.retryDelayMs, options?.signal);
+      }
+    }
+  }
+
+  private async attempt<S extends Schema | undefined>(spec: CommandSpec<S>, signal: AbortSignal | undefined): Promise<Parsed<S>> {
+    const label = commandLabel(this.command, spec.args);
+    const result = await this.runner.run({
+      command: this.command,
+      args: spec.args,
+      env: this.env,
+      cwd: this.cwd,
+      timeoutMs: this.timeoutMs,
+      maxOutputBytes: this.maxOutputBytes,
+      killGraceMs: this.killGraceMs,
+      route: spec.route,
+      label,
+      signal,
+    });
+    return interpret(spec, label, result);
+  }
+}
+
+/** Turns one finished command into data or a DidaError. Exported for unit tests. */
+export function interpret<S extends Schema | undefined>(spec: CommandSpec<S>, label: string, result: CliRunResult): Parsed<S> {
+  const stdout = result.stdout.replace(ANSI, '');
+  const stderr = result.stderr.replace(ANSI, '');
+  const route = spec.route;
+
+  // stdout is only searched on failure: on success it may hold user text that merely looks like an error.
+  const api = API_ERROR.exec(stderr) ?? (result.exitCode !== 0 ? API_ERROR.exec(stdout) : null);
+  if (api) {
+    const status = Number(api[1]);
+    const code = codeForStatus(status);
+    const body = excerpt(api[2] ?? '');
+    return fail({
+      code,
+      status,
+      route,
+      bodyExcerpt: body,
+      message: `\`${label}\` failed: Dida answered ${status}: ${adviceFor(code)}.${body ? ` Server said: ${body}` : ''}`,
+    });
+  }
+
+  if (result.exitCode !== 0) {
+    if (NO_TOKEN.test(stdout) || NO_TOKEN.test(stderr)) return fail(noToken(label, route));
+    const output = excerpt(stderr) ?? excerpt(stdout);
+    const how = result.exitCode === null ? `was killed by ${result.exitSignal ?? 'a signal'}` : `exited with code ${result.exitCode}`;
+    const transient = result.exitCode === null || NETWORK_FAILURE.test(stderr) || NETWORK_FAILURE.test(stdout);
+    return fail({
+      code: transient ? 'network' : 'invalid_response',
+      route,
+      bodyExcerpt: output,
+      message: transient
+        ? `\`${label}\` ${how}${output ? `: ${output}` : ''}; ${adviceFor('network')}.`
+        : `\`${label}\` ${how}${output ? `: ${output}` : ''}; check that \`dida\` is @suibiji/dida-cli (\`dida task comment --help\` must work) or switch to the HTTP gateway.`,
+    });
+  }
+
+  if (spec.schema === undefined) {
+    // Text commands (complete, delete) print a Chinese confirmation; the newer CLI reports a missing token with exit 0.
+    if (NO_TOKEN.test(stdout) || NO_TOKEN.test(stderr)) return fail(noToken(label, route));
+    return undefined as Parsed<S>;
+  }
+
+  const trimmed = stdout.trim();
+  if (trimmed === '' || trimmed === 'null' || trimmed === 'undefined') {
+    if (NO_TOKEN.test(stderr)) return fail(noToken(label, route));
+    return undefined as Parsed<S>;
+  }
+  const json = parseJson(trimmed);
+  if (json === NOT_JSON) {
+    // Only non-JSON output is checked for the no-token text, so a task titled 未登录 is never mistaken for it.
+    if (NO_TOKEN.test(stdout) || NO_TOKEN.test(stderr)) return fail(noToken(label, route));
+    return fail({
+      code: 'invalid_response',
+      route,
+      bodyExcerpt: excerpt(trimmed),
+      message: `\`${label}\` printed output that is not JSON (${trimmed.length} characters; it may have been cut off, or \`dida\` is not @suibiji/dida-cli).`,
+    });
+  }
+  const parsed = spec.schema.safeParse(json);
+  if (!parsed.success) {
+    return fail({
+      code: 'invalid_response',
+      route,
+      bodyExcerpt: excerpt(trimmed),
+      message: `\`${label}\` printed JSON with an unexpected shape ${describeIssues(parsed.error.issues)}.`,
+    });
+  }
+  return parsed.data as Parsed<S>;
+}
+
+/** The flags shared by `task create` and `task update`; a field that is absent (or cannot be sent) is left out. */
+export function taskFlags(task: NewTask | TaskUpdate, mode: 'create' | 'update'): string[] {
+  const source = task as Record<string, unknown>;
+  const args: string[] = [];
+  const str = (field: string, flag: string) => {
+    const value = source[field];
+    if (typeof value === 'string' && (value !== '' || mode === 'update')) args.push(flag, text(value, field));
+  };
+  const num = (field: string, flag: string) => {
+    const value = source[field];
+    if (typeof value === 'number' && Number.isFinite(value)) args.push(flag, String(Math.trunc(value)));
+  };
+  const list = (field: string, flag: string) => {
+    const value = source[field];
+    if (!Array.isArray(value)) return;
+    const entries = value.filter((v): v is string => typeof v === 'string' && v !== '');
+    if (entries.length > 0) args.push(flag, text(entries.join(','), field));
+  };
+  str('content', '--content');
+  str('desc', '--desc');
+  const items = source.items;
+  if (Array.isArray(items) && (items.length > 0 || mode === 'update')) args.push('--items', text(JSON.stringify(items), 'items'));
+  num('priority', '--priority');
+  num('sortOrder', '--sort-order');
+  const dated = (field: string, flag: string) => {
+    const value = source[field];
+    if (typeof value === 'string' && value !== '') args.push(flag, text(value, field));
+  };
+  dated('startDate', '--start-date');
+  dated('dueDate', '--due-date');
+  dated('timeZone', '--time-zone');
+  list('reminders', '--reminders');
+  dated('repeatFlag', '--repeat');
+  list('tags', '--tags');
+  if (source.isAllDay === true) args.push('--all-day');
+  return args;
+}
+
+function noToken(label: string, route: string): DidaErrorArgs {
+  return {
+    code: 'auth',
+    route,
+    message: `\`${label}\` reports that the Dida CLI is not logged in; run \`dida auth login\` (or \`dida auth token <token>\`), or switch to the HTTP gateway.`,
+  };
+}
+
+type DidaErrorArgs = ConstructorParameters<typeof DidaError>[0];
+
+function fail(init: DidaErrorArgs): never {
+  throw new DidaError(init);
+}
+
+const NOT_JSON = Symbol('not json');
+
+function parseJson(textOut: string): unknown {
+  try {
+    return JSON.parse(textOut);
+  } catch {
+    // Tolerate a notice printed before the JSON document: retry from the first line that opens one.
+    const start = textOut.search(/^[[{]/m);
+    if (start <= 0) return NOT_JSON;
+    try {
+      return JSON.parse(textOut.slice(start));
+    } catch {
+      return NOT_JSON;
+    }
+  }
+}
+
+function isRetryable(error: unknown): boolean {
+  if (!isDidaError(error) || PERMANENT_FAILURES.has(error)) return false;
+  return error.code === 'server' || error.code === 'rate_limited' || error.code === 'network';
+}
+
+function excerpt(value: string): string | undefined {
+  const trimmed = value.trim().replace(/Bearer\s+\S+/gi, 'Bearer <token>');
+  if (trimmed === '') return undefined;
+  return trimmed.length > EXCERPT_CHARS ? `${trimmed.slice(0, EXCERPT_CHARS)}…` : trimmed;
+}
+
+/** `dida task get`: the command words only, never ids or user text. */
+function commandLabel(command: string, args: readonly string[]): string {
+  const words: string[] = [];
+  for (const arg of args) {
+    if (arg.startsWith('-') || !/^[a-z]+$/.test(arg) || words.length >= 3) break;
+    words.push(arg);
+  }
+  const name = command.split(/[\\/]/).pop() || command;
+  return [name, ...words].join(' ');
+}
+
+/** A Dida id passed as a positional argument: non-empty and not flag-like, so the CLI cannot misread it. */
+function id(value: unknown, name: string): string {
+  if (typeof value !== 'string' || value.trim() === '' || value.startsWith('-')) {
+    throw new DidaError({ code: 'not_found', message: `The ${name} "${String(value)}" is not a Dida id; pass the id of an existing list or task.` });
+  }
+  return text(value, name);
+}
+
+/** A flag value: argv cannot carry a NUL character, so such text cannot be sent through the CLI. */
+function text(value: string, name: string): string {
+  if (value.includes('\u0000')) {
+    throw new DidaError({
+      code: 'invalid_response',
+      message: `The ${name} contains a NUL character, which cannot be passed to the dida command; remove it or use the HTTP gateway.`,
+    });
+  }
+  return value;
+}
+
+function required<T>(value: T | undefined, route: string): T {
+  if (value === undefined) {
+    throw new DidaError({ code: 'invalid_response', route, message: `The dida command printed an empty answer for ${route} where data was expected.` });
+  }
+  return value;
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
