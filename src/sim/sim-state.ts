@@ -1,0 +1,362 @@
+// The simulator's in-memory model of one Dida account: projects, tasks, comments, and every operation on them.
+import { formatDidaDate, formatDidaDateMillis } from '../dida/dida-date';
+import type { ChecklistItem, Project, Task } from '../dida/types';
+import { loadStateFile, saveStateFile, type SimComment, type SimStateData, type StoredComment } from './sim-store';
+import { buildItems, kindFor, nextOccurrence, validateTaskBody, writableFields, type SimQuirks } from './sim-task-ops';
+import { badRequest, clone, MAX_PAGE, newEtag, newId, notFound, SORT_STEP, type JsonObject } from './sim-util';
+
+export interface SimStateOptions {
+  userId: number;
+  timeZone: string;
+  quirks: SimQuirks;
+  now: () => number;
+  dataFile?: string | undefined;
+}
+
+const VIEW_MODES = new Set(['list', 'kanban', 'timeline']);
+const PROJECT_KINDS = new Set(['TASK', 'NOTE']);
+
+export class SimState {
+  readonly userId: number;
+  readonly timeZone: string;
+  readonly quirks: SimQuirks;
+  private readonly now: () => number;
+  private readonly dataFile: string | undefined;
+  private readonly projects = new Map<string, Project>();
+  /** Insertion order = creation order, the tie-break when two tasks share a sortOrder. */
+  private readonly tasks = new Map<string, Task>();
+  private readonly comments = new Map<string, StoredComment[]>();
+
+  constructor(options: SimStateOptions) {
+    this.timeZone = options.timeZone;
+    this.quirks = options.quirks;
+    this.now = options.now;
+    this.dataFile = options.dataFile;
+    const loaded = options.dataFile ? loadStateFile(options.dataFile) : undefined;
+    this.userId = options.userId;
+    if (loaded) {
+      for (const p of loaded.projects) this.projects.set(p.id, p as Project);
+      for (const t of loaded.tasks) this.tasks.set(t.id, t as Task);
+      for (const c of loaded.comments) this.commentsOf(c.taskId).push(c as StoredComment);
+    }
+  }
+
+  /** The account's inbox: a per-user project id (`inbox<userId>`), never listed by `GET /project`. */
+  get inboxId(): string {
+    return `inbox${this.userId}`;
+  }
+
+  /** Maps the literal `inbox` to the inbox id. */
+  resolveProjectId(pid: string): string {
+    return pid === 'inbox' ? this.inboxId : pid;
+  }
+
+  private stampMillis(): string {
+    return formatDidaDateMillis(this.now());
+  }
+
+  private persist(): void {
+    if (this.dataFile) saveStateFile(this.dataFile, this.snapshot());
+  }
+
+  snapshot(): SimStateData {
+    return clone({
+      version: 1,
+      userId: this.userId,
+      timeZone: this.timeZone,
+      projects: [...this.projects.values()],
+      tasks: [...this.tasks.values()],
+      comments: [...this.comments.values()].flat(),
+    });
+  }
+
+  // ---- projects -------------------------------------------------------------------------------------------
+
+  /** A project that can hold tasks (the inbox included); throws 404 otherwise. */
+  private projectOrInbox(pid: string): Project {
+    const id = this.resolveProjectId(pid);
+    if (id === this.inboxId) return { id, name: 'Inbox', sortOrder: 0, closed: false, viewMode: 'list', kind: 'TASK' };
+    const project = this.projects.get(id);
+    if (!project) throw notFound(`project ${pid} not found`, 'project_not_found');
+    return project;
+  }
+
+  listProjects(): Project[] {
+    return clone([...this.projects.values()].map((p) => ({ ...p, permission: 'write' })));
+  }
+
+  /** One page of `GET /project`; limit defaults to 200 and is capped at 200. */
+  listProjectsPage(offset: number, limit: number): Project[] {
+    const size = Math.min(Math.max(limit, 0), MAX_PAGE);
+    return this.listProjects().slice(Math.max(offset, 0), Math.max(offset, 0) + size);
+  }
+
+  getProject(pid: string): Project {
+    return clone(this.projectOrInbox(pid));
+  }
+
+  createProject(body: JsonObject, options: { id?: string | undefined; closed?: boolean | undefined } = {}): Project {
+    if (typeof body.name !== 'string' || body.name.trim() === '') throw badRequest('name is required');
+    const fields = projectFields(body);
+    const project: Project = { id: options.id ?? newId(), name: body.name, sortOrder: 0, closed: options.closed ?? false, viewMode: 'list', kind: 'TASK', ...fields };
+    if (this.projects.has(project.id)) throw badRequest(`project ${project.id} already exists`);
+    this.projects.set(project.id, project);
+    this.persist();
+    return clone(project);
+  }
+
+  updateProject(pid: string, body: JsonObject): Project {
+    const project = this.projects.get(pid);
+    if (!project) throw notFound(`project ${pid} not found`, 'project_not_found');
+    if ('name' in body && (typeof body.name !== 'string' || body.name.trim() === '')) throw badRequest('name must be a non-empty string');
+    Object.assign(project, projectFields(body));
+    if (typeof body.name === 'string') project.name = body.name;
+    if (typeof body.closed === 'boolean') project.closed = body.closed;
+    this.persist();
+    return clone(project);
+  }
+
+  /** Deletes the project with its tasks and their comments. */
+  deleteProject(pid: string): void {
+    if (!this.projects.delete(pid)) throw notFound(`project ${pid} not found`, 'project_not_found');
+    for (const task of [...this.tasks.values()]) {
+      if (task.projectId === pid) {
+        this.tasks.delete(task.id);
+        this.comments.delete(task.id);
+      }
+    }
+    this.persist();
+  }
+
+  closeProject(pid: string): void {
+    const project = this.projects.get(pid);
+    if (!project) throw notFound(`project ${pid} not found`, 'project_not_found');
+    project.closed = true;
+    this.persist();
+  }
+
+  /** `GET /project/{pid}/data`: open tasks only, in Dida order, no columns. Not capped. */
+  projectData(pid: string): { project: Project; tasks: Task[]; columns: [] } {
+    const project = this.projectOrInbox(pid);
+    return { project: clone(project), tasks: this.listTasks(project.id, false), columns: [] };
+  }
+
+  // ---- tasks ----------------------------------------------------------------------------------------------
+
+  /** Tasks sorted by sortOrder ascending (creation order breaks ties); open ones only unless asked. */
+  listTasks(projectId: string | undefined, includeCompleted: boolean): Task[] {
+    const pid = projectId === undefined ? undefined : this.resolveProjectId(projectId);
+    const list = [...this.tasks.values()].filter((t) => (pid === undefined || t.projectId === pid) && (includeCompleted || t.status === 0));
+    list.sort((a, b) => (a.sortOrder ?? 0) - (b.sortOrder ?? 0));
+    return clone(list);
+  }
+
+  peekTask(tid: string): Task | undefined {
+    const task = this.tasks.get(tid);
+    return task ? clone(task) : undefined;
+  }
+
+  private taskIn(pid: string, tid: string): Task {
+    const id = this.resolveProjectId(pid);
+    const task = this.tasks.get(tid);
+    if (!task || task.projectId !== id) throw notFound(`task ${tid} not found in project ${pid}`, 'task_not_found');
+    return task;
+  }
+
+  getTask(pid: string, tid: string): Task {
+    return clone(this.taskIn(pid, tid));
+  }
+
+  private nextSortOrder(projectId: string): number {
+    let min = 0;
+    for (const t of this.tasks.values()) if (t.projectId === projectId && typeof t.sortOrder === 'number' && t.sortOrder < min) min = t.sortOrder;
+    return (Math.floor(min / SORT_STEP) - 1) * SORT_STEP;
+  }
+
+  /**
+   * `POST /task`. `status` in the body is ignored (tasks start open); seeding passes `seedStatus` and may
+   * target a closed project.
+   */
+  createTask(body: JsonObject, seed: { status?: number | undefined } = {}): Task {
+    if (typeof body.title !== 'string' || body.title === '') throw badRequest('title is required');
+    if (typeof body.projectId !== 'string' || body.projectId === '') throw badRequest('projectId is required');
+    validateTaskBody(body);
+    const project = this.projectOrInbox(body.projectId);
+    if (project.closed && seed.status === undefined) throw notFound(`project ${body.projectId} is closed`, 'project_closed');
+    const fields = writableFields(body);
+    const stamp = this.stampMillis();
+    const task: Task = {
+      id: newId(),
+      projectId: project.id,
+      sortOrder: this.nextSortOrder(project.id),
+      isAllDay: false,
+      priority: 0,
+      ...fields,
+      title: body.title,
+      status: 0,
+      kind: kindFor(body.items),
+      etag: newEtag(),
+      createdTime: stamp,
+      modifiedTime: stamp,
+    };
+    if (task.priority === null) task.priority = 0;
+    if (typeof task.sortOrder !== 'number') task.sortOrder = this.nextSortOrder(project.id);
+    if (typeof task.timeZone !== 'string') task.timeZone = this.timeZone;
+    if (Array.isArray(body.items)) task.items = buildItems(body.items, [], false);
+    else delete task.items;
+    if (seed.status !== undefined && seed.status !== 0) {
+      task.status = seed.status;
+      task.completedTime = formatDidaDate(this.now());
+    }
+    this.tasks.set(task.id, task);
+    this.persist();
+    return clone(task);
+  }
+
+  /**
+   * `POST /task/{tid}`: shallow merge of the keys present. `status` (and other server-owned fields) in the body
+   * are ignored: completion only happens through `/complete`, and a completed task stays completed.
+   */
+  updateTask(tid: string, body: JsonObject): Task {
+    if (body.id !== tid) throw badRequest(`body id must equal the task id ${tid}`);
+    const task = this.tasks.get(tid);
+    if (!task) throw notFound(`task ${tid} not found`, 'task_not_found');
+    if (typeof body.projectId !== 'string' || body.projectId === '') throw badRequest('projectId is required');
+    if (this.resolveProjectId(body.projectId) !== task.projectId) throw notFound(`task ${tid} not found in project ${body.projectId}`, 'task_not_found');
+    if ('title' in body && typeof body.title !== 'string') throw badRequest('title must be a string');
+    validateTaskBody(body);
+    const fields = writableFields(body);
+    const previousKind = task.kind;
+    const next: Task = { ...task, ...fields };
+    if ('items' in fields) {
+      next.items = buildItems(Array.isArray(fields.items) ? fields.items : [], (task.items ?? []) as ChecklistItem[], this.quirks.rewriteItemIds);
+    }
+    if (next.priority === null) next.priority = 0;
+    next.kind = kindFor(next.items, previousKind);
+    if (this.quirks.clearContentOnChecklist && previousKind === 'TEXT' && next.kind === 'CHECKLIST') next.content = '';
+    next.etag = newEtag();
+    next.modifiedTime = this.stampMillis();
+    this.tasks.set(tid, next);
+    this.persist();
+    return clone(next);
+  }
+
+  /**
+   * `…/complete`. Already completed: no-op. A repeating task (RRULE DAILY/WEEKLY/MONTHLY/YEARLY with a date)
+   * stays open with its dates moved to the next occurrence, and a completed copy (new id) records this one.
+   */
+  completeTask(pid: string, tid: string): void {
+    const task = this.taskIn(pid, tid);
+    if (task.status === 2) return;
+    const completedTime = formatDidaDate(this.now());
+    const next = nextOccurrence(task);
+    if (next) {
+      const done: Task = { ...clone(task), id: newId(), status: 2, completedTime, etag: newEtag(), modifiedTime: this.stampMillis() };
+      this.tasks.set(done.id, done);
+      Object.assign(task, next);
+      if (Array.isArray(task.items)) task.items = task.items.map((item) => ({ ...item, status: 0, completedTime: null }));
+    } else {
+      task.status = 2;
+      task.completedTime = completedTime;
+    }
+    task.etag = newEtag();
+    task.modifiedTime = this.stampMillis();
+    this.persist();
+  }
+
+  deleteTask(pid: string, tid: string): void {
+    const task = this.taskIn(pid, tid);
+    this.tasks.delete(task.id);
+    this.comments.delete(task.id);
+    this.persist();
+  }
+
+  /** A person editing the task in the Dida app: shallow merge of anything, new etag and modifiedTime. */
+  editTask(tid: string, patch: JsonObject): Task {
+    const task = this.tasks.get(tid);
+    if (!task) throw notFound(`task ${tid} not found`, 'task_not_found');
+    const next: Task = { ...task, ...clone(patch), id: tid };
+    if (typeof next.projectId !== 'string') next.projectId = task.projectId;
+    if (next.projectId !== task.projectId) this.projectOrInbox(next.projectId);
+    if (Array.isArray(patch.items)) {
+      next.items = (next.items ?? []).map((item, index) => ({
+        ...item,
+        id: typeof item.id === 'string' ? item.id : newId(),
+        status: typeof item.status === 'number' ? item.status : 0,
+        isAllDay: typeof item.isAllDay === 'boolean' ? item.isAllDay : false,
+        sortOrder: typeof item.sortOrder === 'number' ? item.sortOrder : index * SORT_STEP,
+      }));
+    }
+    if (!('kind' in patch)) next.kind = kindFor(next.items, task.kind);
+    if (next.status !== 0 && task.status === 0 && !('completedTime' in patch)) next.completedTime = formatDidaDate(this.now());
+    next.etag = newEtag();
+    next.modifiedTime = this.stampMillis();
+    this.tasks.set(tid, next);
+    this.persist();
+    return clone(next);
+  }
+
+  // ---- comments -------------------------------------------------------------------------------------------
+
+  private commentsOf(tid: string): StoredComment[] {
+    let list = this.comments.get(tid);
+    if (!list) this.comments.set(tid, (list = []));
+    return list;
+  }
+
+  /** Comments in creation order; like Dida's other list endpoints capped at 200 (the first 200 are kept). */
+  listComments(pid: string, tid: string): SimComment[] {
+    const task = this.taskIn(pid, tid);
+    return (this.comments.get(task.id) ?? []).slice(0, MAX_PAGE).map(wireComment);
+  }
+
+  allComments(tid: string): SimComment[] {
+    return (this.comments.get(tid) ?? []).map(wireComment);
+  }
+
+  addComment(pid: string, tid: string, text: unknown, userId: number = this.userId): SimComment {
+    const task = this.taskIn(pid, tid);
+    if (typeof text !== 'string' || text.trim() === '') throw badRequest('title is required');
+    const stamp = this.stampMillis();
+    const comment: StoredComment = { id: newId(), title: text, userId, createdTime: stamp, modifiedTime: stamp, taskId: task.id, projectId: task.projectId };
+    this.commentsOf(task.id).push(comment);
+    this.persist();
+    return wireComment(comment);
+  }
+
+  deleteComment(pid: string, tid: string, cid: string): void {
+    const task = this.taskIn(pid, tid);
+    const list = this.comments.get(task.id) ?? [];
+    const index = list.findIndex((c) => c.id === cid);
+    if (index < 0) throw notFound(`comment ${cid} not found`, 'comment_not_found');
+    list.splice(index, 1);
+    this.persist();
+  }
+}
+
+function wireComment(stored: StoredComment): SimComment {
+  const { taskId: _t, projectId: _p, ...wire } = stored;
+  return clone(wire);
+}
+
+function projectFields(body: JsonObject): Partial<Project> {
+  const out: Partial<Project> = {};
+  if ('color' in body) {
+    if (body.color !== null && typeof body.color !== 'string') throw badRequest('color must be a string');
+    out.color = body.color as string | null;
+  }
+  if ('viewMode' in body && body.viewMode !== null) {
+    if (typeof body.viewMode !== 'string' || !VIEW_MODES.has(body.viewMode)) throw badRequest('viewMode must be list, kanban or timeline');
+    out.viewMode = body.viewMode;
+  }
+  if ('kind' in body && body.kind !== null) {
+    const kind = typeof body.kind === 'string' ? body.kind.toUpperCase() : '';
+    if (!PROJECT_KINDS.has(kind)) throw badRequest('kind must be TASK or NOTE');
+    out.kind = kind;
+  }
+  if ('sortOrder' in body && body.sortOrder !== null) {
+    if (typeof body.sortOrder !== 'number') throw badRequest('sortOrder must be a number');
+    out.sortOrder = body.sortOrder;
+  }
+  return out;
+}

@@ -1,0 +1,81 @@
+// JSON-file persistence of the simulator state: validated load, atomic save (temp file + rename).
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod/mini';
+import { describeIssues } from '../common/schema-issues';
+import type { Project, Task } from '../dida/types';
+
+/** A comment as Dida sends it (`userId` is a JSON number), plus the task and project it belongs to. */
+export interface SimComment {
+  id: string;
+  title: string;
+  userId: number;
+  createdTime: string;
+  modifiedTime: string;
+  [key: string]: unknown;
+}
+export interface StoredComment extends SimComment {
+  taskId: string;
+  projectId: string;
+}
+
+/** The whole simulator state, as saved to the data file and served by `GET /__sim/state`. */
+export interface SimStateData {
+  version: 1;
+  userId: number;
+  timeZone: string;
+  projects: Project[];
+  /** Every task that is not deleted (open, completed, abandoned), in creation order. */
+  tasks: Task[];
+  /** Every comment, grouped by task, in creation order. */
+  comments: StoredComment[];
+}
+
+const StateFileSchema = z.object({
+  version: z.literal(1),
+  userId: z.optional(z.number()),
+  timeZone: z.optional(z.string()),
+  projects: z.array(z.looseObject({ id: z.string(), name: z.string() })),
+  tasks: z.array(z.looseObject({ id: z.string(), projectId: z.string(), title: z.string() })),
+  comments: z._default(
+    z.array(z.looseObject({ id: z.string(), taskId: z.string(), projectId: z.string(), title: z.string(), userId: z.number() })),
+    [],
+  ),
+});
+export type LoadedState = z.infer<typeof StateFileSchema>;
+
+/** Reads the data file; undefined when it does not exist. Throws an Error naming the file when it is unreadable. */
+export function loadStateFile(file: string): LoadedState | undefined {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new Error(`dida simulator: cannot read data file ${file}: ${(error as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`dida simulator: data file ${file} is not valid JSON (${(error as Error).message}); fix or remove it`);
+  }
+  const parsed = StateFileSchema.safeParse(json);
+  if (!parsed.success) {
+    throw new Error(`dida simulator: data file ${file} is not a simulator state file (${describeIssues(parsed.error.issues)}); fix or remove it`);
+  }
+  return parsed.data;
+}
+
+/** Writes the state atomically: a temp file in the same directory, then rename over the target. */
+export function saveStateFile(file: string, data: SimStateData): void {
+  const dir = path.dirname(file);
+  fs.mkdirSync(dir, { recursive: true });
+  const temp = path.join(dir, `.${path.basename(file)}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`);
+  fs.writeFileSync(temp, `${JSON.stringify(data, null, 2)}\n`);
+  try {
+    fs.renameSync(temp, file);
+  } catch (error) {
+    fs.rmSync(temp, { force: true });
+    throw error;
+  }
+}

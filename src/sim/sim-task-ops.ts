@@ -1,0 +1,119 @@
+// Pure task logic of the simulator: validating task bodies, building checklists, recurrence.
+import { formatDidaDate, formatDidaDateMillis, parseDidaDate } from '../dida/dida-date';
+import type { ChecklistItem, Task } from '../dida/types';
+import { badRequest, isObject, MAX_ITEMS, newId, SORT_STEP, type JsonObject } from './sim-util';
+
+export interface SimQuirks {
+  /** Live Dida gives every checklist item a new id on every update (default on). */
+  rewriteItemIds: boolean;
+  /** Live Dida clears `content` when a TEXT task becomes a CHECKLIST via update (default on). */
+  clearContentOnChecklist: boolean;
+}
+
+export const DEFAULT_QUIRKS: SimQuirks = { rewriteItemIds: true, clearContentOnChecklist: true };
+
+/** Fields the server owns: a request body can never set them on a task. */
+const SERVER_TASK_FIELDS = new Set(['id', 'projectId', 'etag', 'createdTime', 'modifiedTime', 'kind', 'status', 'completedTime']);
+
+const PRIORITIES = new Set([0, 1, 3, 5]);
+
+/** Checks the typed fields of a create/update body; unknown fields are accepted as they are. */
+export function validateTaskBody(body: JsonObject): void {
+  if ('priority' in body && body.priority !== null && (typeof body.priority !== 'number' || !PRIORITIES.has(body.priority))) {
+    throw badRequest(`priority must be 0, 1, 3 or 5 (got ${JSON.stringify(body.priority)})`, 'invalid_priority');
+  }
+  for (const key of ['title', 'content', 'desc', 'startDate', 'dueDate', 'timeZone', 'repeatFlag'] as const) {
+    if (key in body && body[key] !== null && typeof body[key] !== 'string') throw badRequest(`${key} must be a string`);
+  }
+  if ('isAllDay' in body && body.isAllDay !== null && typeof body.isAllDay !== 'boolean') throw badRequest('isAllDay must be a boolean');
+  if ('sortOrder' in body && body.sortOrder !== null && typeof body.sortOrder !== 'number') throw badRequest('sortOrder must be a number');
+  for (const key of ['tags', 'reminders'] as const) {
+    const value = body[key];
+    if (key in body && value !== null && (!Array.isArray(value) || value.some((v) => typeof v !== 'string'))) {
+      throw badRequest(`${key} must be an array of strings`);
+    }
+  }
+  for (const key of ['startDate', 'dueDate'] as const) {
+    const value = body[key];
+    if (typeof value === 'string' && value !== '' && parseDidaDate(value) === undefined) throw badRequest(`${key} is not a date`);
+  }
+  if ('items' in body && body.items !== null) {
+    if (!Array.isArray(body.items)) throw badRequest('items must be an array');
+    if (body.items.length > MAX_ITEMS) {
+      throw badRequest(`a checklist holds at most ${MAX_ITEMS} items (got ${body.items.length})`, 'exceed_quota');
+    }
+    body.items.forEach((item: unknown, i: number) => {
+      if (!isObject(item)) throw badRequest(`items[${i}] must be an object`);
+      if ('title' in item && item.title !== null && typeof item.title !== 'string') throw badRequest(`items[${i}].title must be a string`);
+      if ('status' in item && item.status !== null && typeof item.status !== 'number') throw badRequest(`items[${i}].status must be a number`);
+    });
+  }
+}
+
+/** The body fields a client may write, in body order (unknown fields included so they round-trip). */
+export function writableFields(body: JsonObject): JsonObject {
+  const out: JsonObject = {};
+  for (const [key, value] of Object.entries(body)) {
+    if (!SERVER_TASK_FIELDS.has(key) && value !== undefined) out[key] = value;
+  }
+  return out;
+}
+
+/**
+ * Builds the stored checklist from a body's `items`. Items whose `id` names an existing item keep that item's
+ * fields, overlaid by the body's; items without an id (or an unknown id) are new and get a fresh id.
+ * With `rewriteIds` every item ends up with a fresh id, as live Dida does.
+ */
+export function buildItems(bodyItems: unknown[], existing: ChecklistItem[], rewriteIds: boolean): ChecklistItem[] {
+  const byId = new Map(existing.filter((it) => typeof it.id === 'string').map((it) => [it.id as string, it]));
+  return bodyItems.map((raw, index) => {
+    const input = raw as JsonObject;
+    const old = typeof input.id === 'string' ? byId.get(input.id) : undefined;
+    const merged: JsonObject = old ? { ...old, ...input } : { ...input };
+    if (!old || rewriteIds) merged.id = newId();
+    if (typeof merged.title !== 'string') merged.title = '';
+    if (typeof merged.status !== 'number') merged.status = 0;
+    if (typeof merged.isAllDay !== 'boolean') merged.isAllDay = false;
+    if (typeof merged.sortOrder !== 'number') merged.sortOrder = index * SORT_STEP;
+    return merged as ChecklistItem;
+  });
+}
+
+/** `CHECKLIST` when the task has items, else `TEXT` (a `NOTE` stays a note). */
+export function kindFor(items: unknown, previous?: unknown): string {
+  if (previous === 'NOTE') return 'NOTE';
+  return Array.isArray(items) && items.length > 0 ? 'CHECKLIST' : 'TEXT';
+}
+
+const FREQ_RE = /(?:^|[:;])FREQ=(DAILY|WEEKLY|MONTHLY|YEARLY)(?:;|$)/;
+const INTERVAL_RE = /(?:^|[:;])INTERVAL=(\d+)(?:;|$)/;
+
+/**
+ * The dates of the next occurrence of a repeating task, or undefined when it does not repeat in a way the
+ * simulator models (RRULE with FREQ=DAILY/WEEKLY/MONTHLY/YEARLY and INTERVAL, on a task with a start or due date).
+ */
+export function nextOccurrence(task: Task): { startDate?: string; dueDate?: string } | undefined {
+  const rule = typeof task.repeatFlag === 'string' ? task.repeatFlag : '';
+  if (!rule.startsWith('RRULE:')) return undefined;
+  const freq = FREQ_RE.exec(rule)?.[1];
+  if (!freq) return undefined;
+  const interval = Math.max(1, Number(INTERVAL_RE.exec(rule)?.[1] ?? '1'));
+  const out: { startDate?: string; dueDate?: string } = {};
+  for (const key of ['startDate', 'dueDate'] as const) {
+    const raw = task[key];
+    const date = parseDidaDate(raw);
+    if (!date || typeof raw !== 'string') continue;
+    const next = advance(date, freq, interval);
+    out[key] = /\.\d{3}/.test(raw) ? formatDidaDateMillis(next) : formatDidaDate(next);
+  }
+  return out.startDate === undefined && out.dueDate === undefined ? undefined : out;
+}
+
+function advance(date: Date, freq: string, interval: number): Date {
+  const next = new Date(date.getTime());
+  if (freq === 'DAILY') next.setUTCDate(next.getUTCDate() + interval);
+  else if (freq === 'WEEKLY') next.setUTCDate(next.getUTCDate() + 7 * interval);
+  else if (freq === 'MONTHLY') next.setUTCMonth(next.getUTCMonth() + interval);
+  else next.setUTCFullYear(next.getUTCFullYear() + interval);
+  return next;
+}

@@ -1,0 +1,370 @@
+// The Dida simulator: a real node:http server speaking the Open API under /open/v1, with seeding, faults and counters.
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Project, Task } from '../dida/types';
+import { handleControl } from './sim-control';
+import { FaultQueue, SIM_FAULT_KINDS, type SimFault } from './sim-faults';
+import { faultError, parseJsonBody, readBody, sendError, sendJson, sendTruncated } from './sim-http';
+import { matchRoute, SIM_ROUTES } from './sim-routes';
+import { SimState } from './sim-state';
+import type { SimComment, SimStateData } from './sim-store';
+import { DEFAULT_QUIRKS, type SimQuirks } from './sim-task-ops';
+import { newToken, SimHttpError, unauthorized, type JsonObject } from './sim-util';
+
+export { SIM_ROUTES, type SimRouteKey } from './sim-routes';
+export type { SimFault, SimFaultKind } from './sim-faults';
+export type { SimComment, SimStateData } from './sim-store';
+export type { SimQuirks } from './sim-task-ops';
+
+export const SIM_API_PREFIX = '/open/v1';
+export const DEFAULT_SIM_USER_ID = 114433221100;
+
+export interface SimulatorOptions {
+  /** Default 0 (a random free port); the host is always 127.0.0.1. */
+  port?: number;
+  /** The accepted Bearer token; default `sim-` + 32 hex characters. */
+  token?: string;
+  /** Load state from this JSON file at start (when it exists) and save it after every mutation. */
+  dataFile?: string;
+  /** The owner's user id, default 114433221100. */
+  userId?: number;
+  /** Default `Asia/Shanghai`. */
+  timeZone?: string;
+  quirks?: Partial<SimQuirks>;
+  /** Clock, default Date.now. */
+  now?: () => number;
+  /** Delay added to every API request, in ms (default 0). */
+  latencyMs?: number;
+  /** Log one line per request to stderr (default off: the library is quiet). */
+  log?: boolean;
+}
+
+export interface SeedProjectInput {
+  name: string;
+  closed?: boolean;
+  kind?: 'TASK' | 'NOTE';
+  id?: string;
+  color?: string;
+  viewMode?: 'list' | 'kanban' | 'timeline';
+}
+
+export interface SeedTaskInput {
+  projectId: string;
+  title: string;
+  content?: string;
+  desc?: string;
+  items?: Array<{ title: string; status?: number; [key: string]: unknown }>;
+  priority?: number;
+  startDate?: string;
+  dueDate?: string;
+  timeZone?: string;
+  isAllDay?: boolean;
+  reminders?: string[];
+  repeatFlag?: string;
+  tags?: string[];
+  /** 0 open (default), 2 completed (completedTime is set), -1 abandoned. */
+  status?: number;
+  [key: string]: unknown;
+}
+
+export interface Simulator {
+  /** `http://127.0.0.1:<port>/open/v1` */
+  readonly baseUrl: string;
+  /** `http://127.0.0.1:<port>` */
+  readonly origin: string;
+  readonly port: number;
+  /** The token the simulator was started with (or last set); after expireToken() it is rejected. */
+  readonly token: string;
+  /** The owner's user id as a string. */
+  readonly userId: string;
+  /** The inbox project id (`inbox<userId>`); `inbox` in a path maps to it. */
+  readonly inboxId: string;
+  seedProject(input: SeedProjectInput): Project;
+  seedTask(input: SeedTaskInput): Task;
+  addComment(projectId: string, taskId: string, text: string, options?: { userId?: number | string }): SimComment;
+  /** Any task that is not deleted (open or completed); undefined for deleted or unknown ones. */
+  getTask(taskId: string): Task | undefined;
+  /** Tasks in Dida order (sortOrder ascending); open ones only unless includeCompleted. */
+  listTasks(projectId?: string, options?: { includeCompleted?: boolean }): Task[];
+  listProjects(): Project[];
+  /** Every comment of a task in creation order (not capped). */
+  listComments(taskId: string): SimComment[];
+  deleteProject(projectId: string): void;
+  closeProject(projectId: string): void;
+  /** A person editing in the Dida app: shallow merge, new etag and modifiedTime. */
+  editTask(taskId: string, patch: Partial<Task> & Record<string, unknown>): Task;
+  /** The whole state (as saved to the data file). */
+  state(): SimStateData;
+  injectFault(fault: SimFault): void;
+  clearFaults(): void;
+  /** Faults not used up yet. */
+  pendingFaults(): SimFault[];
+  /** Route key → requests received (faulted ones included); routes never hit are absent. */
+  counters(): Record<string, number>;
+  /** Every request under /open/v1, including ones matching no route. */
+  totalRequests(): number;
+  resetCounters(): void;
+  setLatency(ms: number): void;
+  setQuirks(quirks: Partial<SimQuirks>): void;
+  expireToken(): void;
+  setToken(token: string): void;
+  close(): Promise<void>;
+}
+
+class SimulatorImpl implements Simulator {
+  readonly state_: SimState;
+  private readonly server: http.Server;
+  private readonly faults = new FaultQueue();
+  private counts = new Map<string, number>();
+  private total = 0;
+  private latencyMs: number;
+  private currentToken: string;
+  private validToken: string | null;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private closing: Promise<void> | undefined;
+  private readonly log: boolean;
+  port = 0;
+
+  constructor(options: SimulatorOptions) {
+    this.currentToken = options.token ?? newToken();
+    this.validToken = this.currentToken;
+    this.latencyMs = options.latencyMs ?? 0;
+    this.log = options.log ?? false;
+    this.state_ = new SimState({
+      userId: options.userId ?? DEFAULT_SIM_USER_ID,
+      timeZone: options.timeZone ?? 'Asia/Shanghai',
+      quirks: mergeQuirks(DEFAULT_QUIRKS, options.quirks),
+      now: options.now ?? Date.now,
+      dataFile: options.dataFile,
+    });
+    this.server = http.createServer((req, res) => {
+      this.handle(req, res).catch((error: unknown) => {
+        process.stderr.write(`dida simulator: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+        sendJson(res, 500, { errorCode: 'internal_error', errorMessage: 'simulator internal error' });
+      });
+    });
+  }
+
+  async listen(port: number): Promise<void> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, '127.0.0.1', () => {
+        this.server.off('error', reject);
+        resolve();
+      });
+    });
+    this.port = (this.server.address() as AddressInfo).port;
+  }
+
+  get origin(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+  get baseUrl(): string {
+    return `${this.origin}${SIM_API_PREFIX}`;
+  }
+  get token(): string {
+    return this.currentToken;
+  }
+  get userId(): string {
+    return String(this.state_.userId);
+  }
+  get inboxId(): string {
+    return this.state_.inboxId;
+  }
+
+  // ---- HTTP -----------------------------------------------------------------------------------------------
+
+  private delay(ms: number): Promise<void> {
+    if (ms <= 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.timers.delete(timer);
+        resolve();
+      }, ms);
+      this.timers.add(timer);
+    });
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const started = Date.now();
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const method = req.method ?? 'GET';
+    if (this.log) res.on('finish', () => process.stderr.write(`sim: ${method} ${url.pathname} ${res.statusCode} ${Date.now() - started}ms\n`));
+    if (url.pathname.startsWith('/__sim/')) return this.handleControlRequest(req, res, method, url.pathname);
+    if (url.pathname !== SIM_API_PREFIX && !url.pathname.startsWith(`${SIM_API_PREFIX}/`)) {
+      return sendJson(res, 404, { errorCode: 'not_found', errorMessage: `no route ${url.pathname}` });
+    }
+    this.total++;
+    const match = matchRoute(method, url.pathname.slice(SIM_API_PREFIX.length));
+    let fault: SimFault | undefined;
+    if (match.kind === 'route') {
+      this.counts.set(match.key, (this.counts.get(match.key) ?? 0) + 1);
+      fault = this.faults.take(match.key);
+    }
+    await this.delay(this.latencyMs);
+    if (fault?.kind === 'drop') return void req.socket.destroy();
+    if (fault?.kind === 'timeout') return; // never answered; close() destroys the socket
+    let text: string;
+    try {
+      text = await readBody(req);
+    } catch (error) {
+      if (error instanceof SimHttpError) return sendError(res, error);
+      return void req.socket.destroy();
+    }
+    if (fault?.kind === 'status') return sendError(res, faultError(fault.status ?? 500, fault.retryAfter));
+    if (fault?.kind === 'latency') await this.delay(fault.delayMs ?? 0);
+    if (res.destroyed) return;
+    const auth = req.headers.authorization ?? '';
+    const bearer = /^Bearer\s+(.+)$/i.exec(auth.trim())?.[1];
+    if (!bearer) return sendError(res, unauthorized('Full authentication is required to access this resource'));
+    if (this.validToken === null || bearer !== this.validToken) return sendError(res, unauthorized('Invalid access token'));
+    if (match.kind === 'not_found') return sendJson(res, 404, { errorCode: 'not_found' });
+    if (match.kind === 'method_not_allowed') {
+      return sendJson(res, 405, { errorCode: 'method_not_allowed', errorMessage: `${method} not allowed` }, { Allow: match.allow.join(', ') });
+    }
+    let result;
+    try {
+      const body = parseJsonBody(text);
+      result = match.handler({ state: this.state_, timeZone: this.state_.timeZone }, { params: match.params, query: url.searchParams, body });
+    } catch (error) {
+      if (error instanceof SimHttpError) return sendError(res, error);
+      throw error;
+    }
+    if (fault?.kind === 'truncate') return sendTruncated(res, result.status, result.body);
+    if (fault?.kind === 'empty') return sendJson(res, fault.status ?? 201);
+    sendJson(res, result.status, result.body, fault?.retryAfter !== undefined ? { 'Retry-After': String(fault.retryAfter) } : {});
+  }
+
+  private async handleControlRequest(req: IncomingMessage, res: ServerResponse, method: string, path: string): Promise<void> {
+    const remote = req.socket.remoteAddress ?? '';
+    if (!['127.0.0.1', '::1', '::ffff:127.0.0.1'].includes(remote)) return sendJson(res, 403, { error: 'loopback only' });
+    try {
+      const body = parseJsonBody(await readBody(req));
+      const answer = handleControl(this, method, path.slice('/__sim'.length), body);
+      sendJson(res, answer.status, answer.body);
+    } catch (error) {
+      if (error instanceof SimHttpError) return sendError(res, error);
+      sendJson(res, 400, { error: error instanceof Error ? error.message : String(error) });
+    }
+  }
+
+  // ---- library API ----------------------------------------------------------------------------------------
+
+  seedProject(input: SeedProjectInput): Project {
+    const { id, closed, ...body } = input;
+    return this.state_.createProject(body as JsonObject, { id, closed });
+  }
+
+  seedTask(input: SeedTaskInput): Task {
+    const { status, ...body } = input;
+    return this.state_.createTask(body as JsonObject, { status: status ?? 0 });
+  }
+
+  addComment(projectId: string, taskId: string, text: string, options: { userId?: number | string } = {}): SimComment {
+    const userId = options.userId === undefined ? this.state_.userId : Number(options.userId);
+    if (!Number.isSafeInteger(userId)) throw new Error(`userId must be an integer, got ${String(options.userId)}`);
+    return this.state_.addComment(projectId, taskId, text, userId);
+  }
+
+  getTask(taskId: string): Task | undefined {
+    return this.state_.peekTask(taskId);
+  }
+
+  listTasks(projectId?: string, options: { includeCompleted?: boolean } = {}): Task[] {
+    return this.state_.listTasks(projectId, options.includeCompleted ?? false);
+  }
+
+  listProjects(): Project[] {
+    return this.state_.snapshot().projects;
+  }
+
+  listComments(taskId: string): SimComment[] {
+    return this.state_.allComments(taskId);
+  }
+
+  deleteProject(projectId: string): void {
+    this.state_.deleteProject(projectId);
+  }
+
+  closeProject(projectId: string): void {
+    this.state_.closeProject(projectId);
+  }
+
+  editTask(taskId: string, patch: Partial<Task> & Record<string, unknown>): Task {
+    return this.state_.editTask(taskId, patch);
+  }
+
+  state(): SimStateData {
+    return this.state_.snapshot();
+  }
+
+  injectFault(fault: SimFault): void {
+    if (fault.route !== undefined && !(SIM_ROUTES as readonly string[]).includes(fault.route)) {
+      throw new Error(`unknown route key ${JSON.stringify(fault.route)}; expected one of SIM_ROUTES`);
+    }
+    if (!SIM_FAULT_KINDS.includes(fault.kind)) throw new Error(`unknown fault kind ${JSON.stringify(fault.kind)}`);
+    this.faults.add(fault);
+  }
+
+  clearFaults(): void {
+    this.faults.clear();
+  }
+
+  pendingFaults(): SimFault[] {
+    return this.faults.pending();
+  }
+
+  counters(): Record<string, number> {
+    return Object.fromEntries(this.counts);
+  }
+
+  totalRequests(): number {
+    return this.total;
+  }
+
+  resetCounters(): void {
+    this.counts = new Map();
+    this.total = 0;
+  }
+
+  setLatency(ms: number): void {
+    this.latencyMs = Math.max(0, ms);
+  }
+
+  setQuirks(quirks: Partial<SimQuirks>): void {
+    Object.assign(this.state_.quirks, mergeQuirks(this.state_.quirks, quirks));
+  }
+
+  expireToken(): void {
+    this.validToken = null;
+  }
+
+  setToken(token: string): void {
+    this.currentToken = token;
+    this.validToken = token;
+  }
+
+  close(): Promise<void> {
+    this.closing ??= new Promise<void>((resolve) => {
+      for (const timer of this.timers) clearTimeout(timer);
+      this.timers.clear();
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+    return this.closing;
+  }
+}
+
+function mergeQuirks(base: SimQuirks, patch: Partial<SimQuirks> | undefined): SimQuirks {
+  const out = { ...base };
+  if (typeof patch?.rewriteItemIds === 'boolean') out.rewriteItemIds = patch.rewriteItemIds;
+  if (typeof patch?.clearContentOnChecklist === 'boolean') out.clearContentOnChecklist = patch.clearContentOnChecklist;
+  return out;
+}
+
+/** Starts a simulator on 127.0.0.1 and resolves once it listens. */
+export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  const sim = new SimulatorImpl(options);
+  await sim.listen(options.port ?? 0);
+  return sim;
+}
