@@ -113,7 +113,15 @@ function advance(date: Date, freq: string, interval: number): Date {
   const next = new Date(date.getTime());
   if (freq === 'DAILY') next.setUTCDate(next.getUTCDate() + interval);
   else if (freq === 'WEEKLY') next.setUTCDate(next.getUTCDate() + 7 * interval);
-  else if (freq === 'MONTHLY') next.setUTCMonth(next.getUTCMonth() + interval);
-  else next.setUTCFullYear(next.getUTCFullYear() + interval);
+  else addMonths(next, freq === 'MONTHLY' ? interval : 12 * interval);
   return next;
+}
+
+/** Adds months, clamping the day to the target month's length (Jan 31 + 1 month = Feb 28). */
+function addMonths(date: Date, months: number): void {
+  const day = date.getUTCDate();
+  date.setUTCDate(1);
+  date.setUTCMonth(date.getUTCMonth() + months);
+  const lastDay = new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 0)).getUTCDate();
+  date.setUTCDate(Math.min(day, lastDay));
 }
