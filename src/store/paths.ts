@@ -48,3 +48,13 @@ export function resolvePaths(env: PathEnv = process.env, overrides: PathOverride
     didaCliConfigFile: path.join(home, '.config', 'dida-cli', 'config.json'),
   };
 }
+
+/** Shows `file` with `~` for the home directory, for messages a person reads. */
+export function displayPath(file: string, home: string = os.homedir()): string {
+  const resolved = path.resolve(file);
+  const base = path.resolve(home);
+  if (base !== path.parse(base).root && (resolved === base || resolved.startsWith(base + path.sep))) {
+    return `~${resolved.slice(base.length)}`;
+  }
+  return resolved;
+}

@@ -1,0 +1,265 @@
+// Owns config.yaml: its schema, reading with clear errors, atomic saving, change-aware re-reading and bindings.
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod/mini';
+import { describeIssues } from '../common/schema-issues';
+import { readFileIfExists, writeFileAtomic } from './atomic-file';
+import { withLock, type LockOptions } from './file-lock';
+import { displayPath } from './paths';
+
+export const CONFIG_VERSION = 1;
+export const DEFAULT_POLL_INTERVAL_MINUTES = 10;
+
+const BindingSchema = z.strictObject({
+  cwd: z.string().check(z.refine((value) => path.isAbsolute(value), { error: 'expected an absolute path' })),
+  projectId: z.string().check(z.minLength(1)),
+  label: z.optional(z.string()),
+});
+
+export const ConfigSchema = z.strictObject({
+  version: z._default(z.literal(CONFIG_VERSION), CONFIG_VERSION),
+  region: z.optional(z.enum(['dida365', 'ticktick'])),
+  baseUrl: z.optional(z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' })),
+  locale: z.optional(z.enum(['zh', 'en'])),
+  poll: z.optional(
+    z.strictObject({
+      enabled: z._default(z.boolean(), false),
+      intervalMinutes: z._default(z.int().check(z.gte(1), z.lte(1440)), DEFAULT_POLL_INTERVAL_MINUTES),
+    }),
+  ),
+  hostLabel: z.optional(z.string().check(z.minLength(1))),
+  bindings: z._default(z.array(BindingSchema), []),
+});
+
+export type DidaTodoConfig = z.output<typeof ConfigSchema>;
+export type Binding = z.output<typeof BindingSchema>;
+
+export interface LoadedConfig {
+  config: DidaTodoConfig;
+  /** False when the file is missing and `config` holds the defaults. */
+  exists: boolean;
+}
+
+const DEFAULT_HEADER =
+  '# dida-todo configuration. `dida-todo bind` edits it; hand edits are picked up without a restart.\n';
+
+/** config.yaml is unreadable as YAML or does not match the schema; the message names the file, the key path and the fix. */
+export class ConfigError extends Error {
+  readonly code = 'config_invalid' as const;
+  constructor(
+    readonly file: string,
+    readonly detail: string,
+    fix = 'Fix the file.',
+  ) {
+    super(`${displayPath(file)}: ${detail}. ${fix}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** The configuration used when config.yaml does not exist. */
+export function defaultConfig(): DidaTodoConfig {
+  return { version: CONFIG_VERSION, bindings: [] };
+}
+
+/** Normalizes a directory for bindings: absolute, resolved, without a trailing slash. */
+export function normalizeCwd(cwd: string): string {
+  return path.resolve(cwd);
+}
+
+/** Parses config.yaml text; `file` is used in error messages only. Throws `ConfigError`. */
+export async function parseConfigText(text: string, file: string): Promise<DidaTodoConfig> {
+  const YAML = await import('yaml');
+  const doc = YAML.parseDocument(text);
+  const syntaxError = doc.errors[0];
+  if (syntaxError) {
+    const pos = syntaxError.linePos?.[0];
+    const where = pos ? ` at line ${pos.line}, column ${pos.col}` : '';
+    const reason = syntaxError.message.replace(/ at line \d+, column \d+:[\s\S]*$/, '').trim();
+    throw new ConfigError(file, `YAML syntax error${where}: ${reason}`);
+  }
+  return validateConfig(doc.toJS() ?? {}, file);
+}
+
+/** Validates an already parsed value against the schema and normalizes binding directories. Throws `ConfigError`. */
+export function validateConfig(raw: unknown, file: string): DidaTodoConfig {
+  if (isRecord(raw) && typeof raw.version === 'number' && raw.version > CONFIG_VERSION) {
+    throw new ConfigError(
+      file,
+      `at version: config version ${raw.version} was written by a newer dida-todo (this one knows version ${CONFIG_VERSION})`,
+      'Upgrade dida-todo.',
+    );
+  }
+  const result = ConfigSchema.safeParse(raw);
+  if (!result.success) {
+    const touchesBindings = result.error.issues.some((issue) => issue.path[0] === 'bindings');
+    throw new ConfigError(file, describeIssues(result.error.issues), touchesBindings ? 'Fix the file or run `dida-todo bind` again.' : undefined);
+  }
+  const config = result.data;
+  const seen = new Map<string, number>();
+  config.bindings = config.bindings.map((binding, index) => {
+    const cwd = normalizeCwd(binding.cwd);
+    const first = seen.get(cwd);
+    if (first !== undefined) {
+      throw new ConfigError(
+        file,
+        `at bindings[${index}].cwd: ${cwd} is already bound by bindings[${first}]`,
+        'Fix the file or run `dida-todo bind` again.',
+      );
+    }
+    seen.set(cwd, index);
+    return { ...binding, cwd };
+  });
+  return config;
+}
+
+/** Reads config.yaml; a missing file yields the defaults with `exists: false`. Throws `ConfigError` for invalid content. */
+export async function loadConfig(file: string): Promise<LoadedConfig> {
+  const text = await readFileIfExists(file);
+  if (text === undefined) return { config: defaultConfig(), exists: false };
+  return { config: await parseConfigText(text, file), exists: true };
+}
+
+/** Serializes a config as YAML in a stable key order, behind `header` (a comment block). */
+export async function serializeConfig(config: DidaTodoConfig, header = DEFAULT_HEADER): Promise<string> {
+  const YAML = await import('yaml');
+  const ordered = dropUndefined({
+    version: config.version,
+    region: config.region,
+    baseUrl: config.baseUrl,
+    locale: config.locale,
+    poll: config.poll,
+    hostLabel: config.hostLabel,
+    bindings: config.bindings.map((b) => dropUndefined({ cwd: b.cwd, projectId: b.projectId, label: b.label })),
+  });
+  return header + YAML.stringify(ordered);
+}
+
+/**
+ * Validates and atomically writes config.yaml (mode 0600, directory 0700). The leading comment block of the
+ * existing file is kept; a new file gets a default header. Throws `ConfigError` when `config` is invalid.
+ */
+export async function saveConfig(file: string, config: DidaTodoConfig): Promise<void> {
+  const valid = validateConfig(config, file);
+  const existing = await readFileIfExists(file);
+  const header = (existing !== undefined ? leadingComment(existing) : '') || DEFAULT_HEADER;
+  await writeFileAtomic(file, await serializeConfig(valid, header), { mode: 0o600, dirMode: 0o700 });
+}
+
+export interface UpdateConfigOptions extends LockOptions {
+  lockDir: string;
+}
+
+/**
+ * Read-modify-write of config.yaml under the cross-process lock "config". `fn` gets the current config (the
+ * defaults when missing) and returns the next one; the file is written only when the result differs.
+ * Throws `ConfigError` when the current file is invalid (it is never overwritten then), or `LockTimeoutError`.
+ */
+export async function updateConfig(
+  file: string,
+  fn: (config: DidaTodoConfig) => DidaTodoConfig | Promise<DidaTodoConfig>,
+  options: UpdateConfigOptions,
+): Promise<DidaTodoConfig> {
+  const { lockDir, ...lockOptions } = options;
+  return withLock(
+    lockDir,
+    'config',
+    async () => {
+      const { config } = await loadConfig(file);
+      const before = await serializeConfig(config);
+      const next = validateConfig(await fn(config), file);
+      if ((await serializeConfig(next)) !== before) await saveConfig(file, next);
+      return next;
+    },
+    lockOptions,
+  );
+}
+
+/** Gives the current config, re-reading the file only when it changed (one `stat` per call otherwise). */
+export interface ConfigReader {
+  readonly file: string;
+  /** Throws `ConfigError` while the file is invalid; recovers as soon as it is fixed. */
+  read(): Promise<LoadedConfig>;
+}
+
+/** Creates a `ConfigReader` for `file`; edits to the file are seen on the next `read()` without a restart. */
+export function createConfigReader(file: string): ConfigReader {
+  let cached: { signature: string; result: LoadedConfig } | { signature: string; error: unknown } | undefined;
+  return {
+    file,
+    async read() {
+      const signature = await fileSignature(file);
+      if (cached?.signature !== signature) {
+        try {
+          cached = { signature, result: await loadConfig(file) };
+        } catch (error) {
+          if (!(error instanceof ConfigError)) throw error;
+          cached = { signature, error };
+        }
+      }
+      if ('error' in cached) throw cached.error;
+      return { config: structuredClone(cached.result.config), exists: cached.result.exists };
+    },
+  };
+}
+
+async function fileSignature(file: string): Promise<string> {
+  try {
+    const s = await stat(file, { bigint: true });
+    return `${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'missing';
+    throw err;
+  }
+}
+
+/**
+ * The binding for `cwd`: an exact match, else the deepest bound ancestor directory (by whole path segments),
+ * else undefined.
+ */
+export function findBinding(config: DidaTodoConfig, cwd: string): Binding | undefined {
+  const target = normalizeCwd(cwd);
+  let best: Binding | undefined;
+  let bestLength = -1;
+  for (const binding of config.bindings) {
+    const bound = normalizeCwd(binding.cwd);
+    if (bound === target) return binding;
+    const prefix = bound.endsWith(path.sep) ? bound : bound + path.sep;
+    if (target.startsWith(prefix) && bound.length > bestLength) {
+      best = binding;
+      bestLength = bound.length;
+    }
+  }
+  return best;
+}
+
+/** A copy of `config` where `binding` (cwd normalized) replaces the binding of the same directory, or is appended. */
+export function withBinding(config: DidaTodoConfig, binding: Binding): DidaTodoConfig {
+  const normalized: Binding = { ...binding, cwd: normalizeCwd(binding.cwd) };
+  const index = config.bindings.findIndex((b) => normalizeCwd(b.cwd) === normalized.cwd);
+  const bindings = index >= 0 ? config.bindings.map((b, i) => (i === index ? normalized : b)) : [...config.bindings, normalized];
+  return { ...config, bindings };
+}
+
+/** A copy of `config` without the binding of exactly `cwd` (ancestors are kept). */
+export function withoutBinding(config: DidaTodoConfig, cwd: string): DidaTodoConfig {
+  const target = normalizeCwd(cwd);
+  return { ...config, bindings: config.bindings.filter((b) => normalizeCwd(b.cwd) !== target) };
+}
+
+function leadingComment(text: string): string {
+  const lines = text.split('\n');
+  const kept: string[] = [];
+  for (const line of lines) {
+    if (!line.startsWith('#')) break;
+    kept.push(line);
+  }
+  return kept.length > 0 ? kept.join('\n') + '\n' : '';
+}
+
+function dropUndefined<T extends Record<string, unknown>>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,204 @@
+// Owns one versioned JSON state file: validated reads, corrupt-file quarantine, locked atomic updates.
+import { access, rename } from 'node:fs/promises';
+import type { z } from 'zod/mini';
+import { describeIssues } from '../common/schema-issues';
+import { readFileIfExists, removeOrphanedTempFiles, writeFileAtomic } from './atomic-file';
+import { withLock, type LockOptions } from './file-lock';
+import { displayPath } from './paths';
+
+export interface StateStoreOptions<T extends object> {
+  /** The state file, e.g. `resolvePaths().stateFile`. */
+  file: string;
+  /** Directory of the cross-process locks, e.g. `resolvePaths().lockDir`. */
+  lockDir: string;
+  /** Lock key for updates (default "state"). */
+  lockKey?: string;
+  /** Validates the data part (the file minus its `version` field, so the data must not have a `version` key). */
+  schema: z.ZodMiniType<T>;
+  /** The schema version this code writes; files with another version are treated per `migrate`. */
+  version: number;
+  /** The value used when the file is missing or was moved aside as corrupt. */
+  empty: () => T;
+  /** Upgrades data of an older version to the shape of `version`; without it an older file counts as corrupt. */
+  migrate?: (data: Record<string, unknown>, fromVersion: number) => unknown;
+  /** Called once per quarantined file. */
+  onCorrupt?: (info: CorruptStateInfo) => void;
+  lockOptions?: Omit<LockOptions, 'signal'>;
+}
+
+/** A damaged state file that was moved aside. */
+export interface CorruptStateInfo {
+  file: string;
+  /** Where the damaged copy now lives (`<file>.corrupt-<timestamp>`). */
+  movedTo: string;
+  /** What was wrong, with the key path when the schema failed. */
+  problem: string;
+  /** One sentence for a person: the file, the problem, where the copy is. */
+  message: string;
+}
+
+export interface StateReadResult<T> {
+  value: T;
+  /** False when the file was missing (or was moved aside) and `value` is `empty()`. */
+  exists: boolean;
+  /** Set when the file was corrupt and moved aside during this read. */
+  corrupt?: CorruptStateInfo;
+}
+
+export type StateErrorCode = 'state_too_new' | 'state_invalid_update';
+
+/** A state file this version must not touch, or an update that would write invalid data. */
+export class StateError extends Error {
+  constructor(
+    readonly code: StateErrorCode,
+    readonly file: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'StateError';
+  }
+}
+
+type Parsed<T> = { kind: 'missing' } | { kind: 'ok'; value: T } | { kind: 'corrupt'; problem: string; raw: string };
+
+/**
+ * A JSON state file `{ "version": N, ...data }` (mode 0600, directory 0700).
+ * Reads never fail on damage: a corrupt file is moved aside, reported, and `empty()` is used.
+ * A file written by a newer version is left alone and `StateError('state_too_new')` is thrown.
+ */
+export class StateStore<T extends object> {
+  private orphansChecked = false;
+
+  constructor(private readonly options: StateStoreOptions<T>) {}
+
+  get file(): string {
+    return this.options.file;
+  }
+
+  /** The current value (see `readResult`). */
+  async read(): Promise<T> {
+    return (await this.readResult()).value;
+  }
+
+  /** The current value, whether the file existed, and the quarantine report when it was corrupt. */
+  async readResult(): Promise<StateReadResult<T>> {
+    const text = await readFileIfExists(this.options.file);
+    const parsed = this.parse(text);
+    if (parsed.kind === 'ok') return { value: parsed.value, exists: true };
+    if (parsed.kind === 'missing') return { value: this.options.empty(), exists: false };
+    return this.withStateLock(() => this.readLocked());
+  }
+
+  /**
+   * Read-modify-write under the cross-process lock. `fn` may mutate its argument or return a new value.
+   * Writes atomically, and only when the serialized value changed. Returns the new value. The first write of
+   * an instance also removes temp files left by writers that died mid-write.
+   * Throws `StateError` (too new, or `fn` produced data the schema rejects) or `LockTimeoutError`.
+   */
+  async update(fn: (current: T) => T | Promise<T>): Promise<T> {
+    return this.withStateLock(async () => {
+      const { value } = await this.readLocked();
+      const before = this.serialize(value);
+      const next = await fn(value);
+      const checked = this.options.schema.safeParse(next);
+      if (!checked.success) {
+        throw new StateError(
+          'state_invalid_update',
+          this.options.file,
+          `Refusing to write ${displayPath(this.options.file)}: the new state is invalid ${describeIssues(checked.error.issues)}. This is a dida-todo bug; the file was left unchanged.`,
+        );
+      }
+      const after = this.serialize(checked.data);
+      if (after !== before) {
+        if (!this.orphansChecked) {
+          this.orphansChecked = true;
+          await removeOrphanedTempFiles(this.options.file);
+        }
+        await writeFileAtomic(this.options.file, after, { mode: 0o600, dirMode: 0o700 });
+      }
+      return checked.data;
+    });
+  }
+
+  private withStateLock<R>(fn: () => Promise<R>): Promise<R> {
+    return withLock(this.options.lockDir, this.options.lockKey ?? 'state', fn, this.options.lockOptions);
+  }
+
+  /** Reads while holding the lock, moving a corrupt file aside. */
+  private async readLocked(): Promise<StateReadResult<T>> {
+    const text = await readFileIfExists(this.options.file);
+    const parsed = this.parse(text);
+    if (parsed.kind === 'ok') return { value: parsed.value, exists: true };
+    if (parsed.kind === 'missing') return { value: this.options.empty(), exists: false };
+    const corrupt = await this.quarantine(parsed.problem);
+    this.options.onCorrupt?.(corrupt);
+    return { value: this.options.empty(), exists: false, corrupt };
+  }
+
+  private parse(text: string | undefined): Parsed<T> {
+    if (text === undefined) return { kind: 'missing' };
+    const { file, version, schema, migrate } = this.options;
+    let raw: unknown;
+    try {
+      raw = JSON.parse(text);
+    } catch (err) {
+      return { kind: 'corrupt', raw: text, problem: `not valid JSON (${(err as Error).message})` };
+    }
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+      return { kind: 'corrupt', raw: text, problem: 'at (root): expected a JSON object' };
+    }
+    const { version: fileVersion, ...data } = raw as Record<string, unknown>;
+    if (typeof fileVersion !== 'number' || !Number.isInteger(fileVersion)) {
+      return { kind: 'corrupt', raw: text, problem: 'at version: expected an integer schema version' };
+    }
+    if (fileVersion > version) {
+      throw new StateError(
+        'state_too_new',
+        file,
+        `${displayPath(file)} has state version ${fileVersion}, written by a newer dida-todo (this one knows version ${version}). Upgrade dida-todo; the file was left untouched.`,
+      );
+    }
+    let candidate: unknown = data;
+    if (fileVersion < version) {
+      if (!migrate) {
+        return { kind: 'corrupt', raw: text, problem: `at version: version ${fileVersion} is older than ${version} and cannot be migrated` };
+      }
+      try {
+        candidate = migrate(data, fileVersion);
+      } catch (err) {
+        return { kind: 'corrupt', raw: text, problem: `migrating from version ${fileVersion} failed (${(err as Error).message})` };
+      }
+    }
+    const result = schema.safeParse(candidate);
+    if (!result.success) return { kind: 'corrupt', raw: text, problem: describeIssues(result.error.issues) };
+    return { kind: 'ok', value: result.data };
+  }
+
+  private async quarantine(problem: string): Promise<CorruptStateInfo> {
+    const { file } = this.options;
+    const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+    let movedTo = `${file}.corrupt-${stamp}`;
+    for (let n = 1; await exists(movedTo); n++) movedTo = `${file}.corrupt-${stamp}-${n}`;
+    await rename(file, movedTo);
+    return {
+      file,
+      movedTo,
+      problem,
+      message: `${displayPath(file)} was damaged (${problem}); it was moved to ${displayPath(movedTo)} and dida-todo continues with an empty state.`,
+    };
+  }
+
+  private serialize(value: T): string {
+    return `${JSON.stringify({ version: this.options.version, ...value }, null, 2)}\n`;
+  }
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await access(file);
+    return true;
+  } catch {
+    // access() fails for a missing path, which is the answer we want.
+    return false;
+  }
+}

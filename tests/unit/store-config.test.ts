@@ -1,0 +1,276 @@
+import { mkdtemp, readFile, rm, stat, writeFile, utimes } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  ConfigError,
+  createConfigReader,
+  defaultConfig,
+  findBinding,
+  loadConfig,
+  saveConfig,
+  updateConfig,
+  withBinding,
+  withoutBinding,
+  type DidaTodoConfig,
+} from '../../src/store/config-store';
+import { displayPath } from '../../src/store/paths';
+
+let dir: string;
+let file: string;
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'dida-todo-config-'));
+  file = path.join(dir, 'dida-todo', 'config.yaml');
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function writeConfig(text: string): Promise<void> {
+  await saveConfig(file, defaultConfig());
+  await writeFile(file, text);
+}
+
+async function loadError(text: string): Promise<ConfigError> {
+  await writeConfig(text);
+  const error = await loadConfig(file).then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  expect(error).toBeInstanceOf(ConfigError);
+  return error as ConfigError;
+}
+
+describe('loadConfig', () => {
+  it('returns the defaults for a missing file', async () => {
+    expect(await loadConfig(file)).toEqual({ config: { version: 1, bindings: [] }, exists: false });
+  });
+
+  it('treats an empty file as the defaults', async () => {
+    await writeConfig('# only a comment\n');
+    expect(await loadConfig(file)).toEqual({ config: { version: 1, bindings: [] }, exists: true });
+  });
+
+  it('reads every documented key, applies poll defaults and normalizes binding directories', async () => {
+    await writeConfig(
+      [
+        'region: ticktick',
+        'baseUrl: http://127.0.0.1:4010/open/v1',
+        'locale: en',
+        'poll: { enabled: true }',
+        'hostLabel: my-laptop',
+        'bindings:',
+        '  - cwd: /work/repo/',
+        '    projectId: 0123abcd',
+        '    label: 工作清单',
+        '  - cwd: /work/other/../x',
+        '    projectId: p2',
+      ].join('\n'),
+    );
+    const { config, exists } = await loadConfig(file);
+    expect(exists).toBe(true);
+    expect(config).toEqual({
+      version: 1,
+      region: 'ticktick',
+      baseUrl: 'http://127.0.0.1:4010/open/v1',
+      locale: 'en',
+      poll: { enabled: true, intervalMinutes: 10 },
+      hostLabel: 'my-laptop',
+      bindings: [
+        { cwd: '/work/repo', projectId: '0123abcd', label: '工作清单' },
+        { cwd: '/work/x', projectId: 'p2' },
+      ],
+    });
+  });
+
+  it('names the file, the key path and the fix for a relative binding directory', async () => {
+    const error = await loadError('bindings:\n  - cwd: relative/dir\n    projectId: p1\n');
+    expect(error.code).toBe('config_invalid');
+    expect(error.file).toBe(file);
+    expect(error.message).toBe(
+      `${displayPath(file)}: at bindings[0].cwd: expected an absolute path. Fix the file or run \`dida-todo bind\` again.`,
+    );
+  });
+
+  it('names unknown keys with their path', async () => {
+    const error = await loadError('regoin: dida365\npoll:\n  enabled: true\n  every: 5\n');
+    expect(error.message).toContain('at (root): unknown key "regoin"');
+    expect(error.message).toContain('at poll: unknown key "every"');
+    expect(error.message).toMatch(/Fix the file\.$/);
+  });
+
+  it.each([
+    ['region: europe\n', 'at region: expected one of "dida365", "ticktick"'],
+    ['locale: fr\n', 'at locale: expected one of "zh", "en"'],
+    ['poll: { intervalMinutes: 0 }\n', 'at poll.intervalMinutes: must be at least 1'],
+    ['poll: { intervalMinutes: 1441 }\n', 'at poll.intervalMinutes: must be at most 1440'],
+    ['poll: { intervalMinutes: 2.5 }\n', 'at poll.intervalMinutes: expected int'],
+    ['baseUrl: ftp://example.com\n', 'at baseUrl: expected an http(s) URL'],
+    ['bindings:\n  - cwd: /a\n    projectId: ""\n', 'at bindings[0].projectId: must be at least 1 characters'],
+    ['bindings:\n  - cwd: /a\n', 'at bindings[0].projectId: expected string, but it is missing'],
+    ['bindings:\n  - cwd: /a\n    projectId: p\n  - cwd: /a/\n    projectId: q\n', 'at bindings[1].cwd: /a is already bound by bindings[0]'],
+    ['- just\n- a list\n', 'at (root): expected object'],
+  ])('rejects %j with %j', async (text, expected) => {
+    const error = await loadError(text);
+    expect(error.message).toContain(expected);
+    expect(error.message.startsWith(`${displayPath(file)}: `)).toBe(true);
+  });
+
+  it('refuses a config written by a newer version and says to upgrade', async () => {
+    const error = await loadError('version: 2\n');
+    expect(error.message).toContain('at version: config version 2 was written by a newer dida-todo');
+    expect(error.message).toMatch(/Upgrade dida-todo\.$/);
+  });
+
+  it('reports YAML syntax errors with the line number', async () => {
+    const error = await loadError('region: dida365\nlocale: zh\nhostLabel: a: b\n');
+    expect(error.message).toMatch(/YAML syntax error at line 3, column \d+: \S/);
+    expect(error.message).not.toContain('\n');
+    expect(error.message.startsWith(`${displayPath(file)}: `)).toBe(true);
+  });
+
+  it('reports duplicate keys as a syntax error with the line', async () => {
+    const error = await loadError('locale: zh\nlocale: en\n');
+    expect(error.message).toMatch(/at line 2, column 1: Map keys must be unique/);
+  });
+});
+
+describe('saveConfig and updateConfig', () => {
+  it('writes a round-trippable file with mode 0600 in a 0700 directory and a header comment', async () => {
+    const config: DidaTodoConfig = {
+      version: 1,
+      region: 'dida365',
+      hostLabel: 'box',
+      bindings: [{ cwd: '/w/repo/', projectId: 'p1', label: '清单' }],
+    };
+    await saveConfig(file, config);
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    expect((await stat(path.dirname(file))).mode & 0o777).toBe(0o700);
+    const text = await readFile(file, 'utf8');
+    expect(text.startsWith('# dida-todo configuration')).toBe(true);
+    expect((await loadConfig(file)).config).toEqual({ ...config, bindings: [{ cwd: '/w/repo', projectId: 'p1', label: '清单' }] });
+  });
+
+  it('keeps the existing header comment', async () => {
+    await writeConfig('# my own notes\n# second line\nregion: dida365\n');
+    await saveConfig(file, { version: 1, region: 'ticktick', bindings: [] });
+    const text = await readFile(file, 'utf8');
+    expect(text.startsWith('# my own notes\n# second line\n')).toBe(true);
+    expect(text).toContain('region: ticktick');
+  });
+
+  it('refuses to save an invalid config', async () => {
+    await expect(saveConfig(file, { version: 1, bindings: [{ cwd: 'rel', projectId: 'p' }] })).rejects.toBeInstanceOf(ConfigError);
+    expect(await loadConfig(file)).toMatchObject({ exists: false });
+  });
+
+  it('updates under the lock and writes only when something changed', async () => {
+    const lockDir = path.join(dir, 'locks');
+    const next = await updateConfig(file, (c) => withBinding(c, { cwd: '/w/a', projectId: 'p1' }), { lockDir });
+    expect(next.bindings).toEqual([{ cwd: '/w/a', projectId: 'p1' }]);
+    const before = await stat(file, { bigint: true });
+    await updateConfig(file, (c) => withBinding(c, { cwd: '/w/a/', projectId: 'p1' }), { lockDir });
+    const after = await stat(file, { bigint: true });
+    expect(after.ino).toBe(before.ino);
+    expect(after.mtimeNs).toBe(before.mtimeNs);
+  });
+
+  it('serializes concurrent updates in one process without losing any', async () => {
+    const lockDir = path.join(dir, 'locks');
+    await Promise.all(
+      Array.from({ length: 8 }, (_, i) => updateConfig(file, (c) => withBinding(c, { cwd: `/w/${i}`, projectId: `p${i}` }), { lockDir })),
+    );
+    expect((await loadConfig(file)).config.bindings).toHaveLength(8);
+  });
+
+  it('never overwrites an invalid file', async () => {
+    await writeConfig('bindings: [{ cwd: rel, projectId: p }]\n');
+    await expect(updateConfig(file, (c) => c, { lockDir: path.join(dir, 'locks') })).rejects.toBeInstanceOf(ConfigError);
+    expect(await readFile(file, 'utf8')).toBe('bindings: [{ cwd: rel, projectId: p }]\n');
+  });
+});
+
+describe('bindings', () => {
+  const config: DidaTodoConfig = {
+    version: 1,
+    bindings: [
+      { cwd: '/a', projectId: 'pa' },
+      { cwd: '/a/b', projectId: 'pab' },
+      { cwd: '/x/y', projectId: 'pxy' },
+    ],
+  };
+
+  it('finds an exact match, also with a trailing slash or dot segments', () => {
+    expect(findBinding(config, '/a/b')?.projectId).toBe('pab');
+    expect(findBinding(config, '/a/b/')?.projectId).toBe('pab');
+    expect(findBinding(config, '/a/c/../b')?.projectId).toBe('pab');
+  });
+
+  it('falls back to the deepest bound ancestor', () => {
+    expect(findBinding(config, '/a/b/c/d')?.projectId).toBe('pab');
+    expect(findBinding(config, '/a/c')?.projectId).toBe('pa');
+  });
+
+  it('does not treat a sibling with a common prefix as an ancestor', () => {
+    expect(findBinding(config, '/a/bc')?.projectId).toBe('pa');
+    expect(findBinding(config, '/x/yz')).toBeUndefined();
+    expect(findBinding(config, '/x')).toBeUndefined();
+  });
+
+  it('treats a root binding as the ancestor of everything', () => {
+    const rooted = withBinding(config, { cwd: '/', projectId: 'root' });
+    expect(findBinding(rooted, '/q/r')?.projectId).toBe('root');
+    expect(findBinding(rooted, '/a/b/c')?.projectId).toBe('pab');
+  });
+
+  it('replaces the binding of the same directory in place and removes exactly one directory', () => {
+    const replaced = withBinding(config, { cwd: '/a/b/', projectId: 'new', label: 'L' });
+    expect(replaced.bindings.map((b) => b.projectId)).toEqual(['pa', 'new', 'pxy']);
+    expect(replaced.bindings[1]).toEqual({ cwd: '/a/b', projectId: 'new', label: 'L' });
+    expect(config.bindings[1]?.projectId).toBe('pab');
+    const removed = withoutBinding(replaced, '/a/b/');
+    expect(removed.bindings.map((b) => b.cwd)).toEqual(['/a', '/x/y']);
+    expect(withoutBinding(config, '/a/b/c').bindings).toHaveLength(3);
+  });
+});
+
+describe('createConfigReader', () => {
+  it('re-reads the file only when it changed', async () => {
+    const reader = createConfigReader(file);
+    expect(await reader.read()).toMatchObject({ exists: false });
+
+    await saveConfig(file, { version: 1, locale: 'zh', bindings: [] });
+    expect((await reader.read()).config.locale).toBe('zh');
+
+    // Same signature: an edit that keeps size, mtime and inode is not seen (proves the cache is used).
+    const before = await stat(file);
+    await writeFile(file, (await readFile(file, 'utf8')).replace('locale: zh', 'locale: en'));
+    await utimes(file, before.atime, before.mtime);
+    const sameShape = await stat(file);
+    if (sameShape.ctimeMs === before.ctimeMs) expect((await reader.read()).config.locale).toBe('zh');
+
+    // A real edit (new mtime) is picked up without a new reader.
+    await writeFile(file, 'locale: en\nhostLabel: box\n');
+    expect((await reader.read()).config).toMatchObject({ locale: 'en', hostLabel: 'box' });
+  });
+
+  it('reports an invalid edit and recovers once the file is fixed', async () => {
+    const reader = createConfigReader(file);
+    await saveConfig(file, { version: 1, bindings: [] });
+    await reader.read();
+    await writeFile(file, 'locale: fr\n');
+    await expect(reader.read()).rejects.toBeInstanceOf(ConfigError);
+    await expect(reader.read()).rejects.toBeInstanceOf(ConfigError);
+    await writeFile(file, 'locale: en\n');
+    expect((await reader.read()).config.locale).toBe('en');
+    await rm(file);
+    expect(await reader.read()).toMatchObject({ exists: false, config: { bindings: [] } });
+  });
+
+  it('hands out copies so callers cannot change the cache', async () => {
+    const reader = createConfigReader(file);
+    await saveConfig(file, { version: 1, bindings: [{ cwd: '/a', projectId: 'p' }] });
+    (await reader.read()).config.bindings.length = 0;
+    expect((await reader.read()).config.bindings).toHaveLength(1);
+  });
+});
