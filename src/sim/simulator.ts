@@ -92,7 +92,7 @@ export interface Simulator {
   deleteProject(projectId: string): void;
   closeProject(projectId: string): void;
   /** A person editing in the Dida app: shallow merge, new etag and modifiedTime. */
-  editTask(taskId: string, patch: Partial<Task> & Record<string, unknown>): Task;
+  editTask(taskId: string, patch: Record<string, unknown>): Task;
   /** The whole state (as saved to the data file). */
   state(): SimStateData;
   injectFault(fault: SimFault): void;
@@ -290,7 +290,7 @@ class SimulatorImpl implements Simulator {
     this.state_.closeProject(projectId);
   }
 
-  editTask(taskId: string, patch: Partial<Task> & Record<string, unknown>): Task {
+  editTask(taskId: string, patch: Record<string, unknown>): Task {
     return this.state_.editTask(taskId, patch);
   }
 
