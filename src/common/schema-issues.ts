@@ -1,5 +1,5 @@
 // Turns schema validation issues into one readable sentence naming each path.
-import type { z } from 'zod/mini';
+import type * as z from 'zod/mini';
 
 type Issue = z.core.$ZodIssue;
 
@@ -20,6 +20,7 @@ function formatPath(path: readonly PropertyKey[]): string {
 function describeIssue(issue: Issue): string {
   switch (issue.code) {
     case 'invalid_type':
+      if (!('input' in issue)) return `expected ${issue.expected}`;
       return `expected ${issue.expected}${issue.input === undefined ? ', but it is missing' : `, got ${kindOf(issue.input)}`}`;
     case 'invalid_value':
       return `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
@@ -39,5 +40,5 @@ function describeIssue(issue: Issue): string {
 function kindOf(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
-  return typeof value === 'object' ? 'an object' : `${typeof value} ${JSON.stringify(value)?.slice(0, 40) ?? ''}`.trim();
+  return typeof value === 'object' ? 'an object' : typeof value;
 }

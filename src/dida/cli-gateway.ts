@@ -1,5 +1,5 @@
 // The Dida gateway that drives an installed `dida` command (@suibiji/dida-cli) and validates what it prints.
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 import { describeIssues } from '../common/schema-issues';
 import { CliProcessRunner, PERMANENT_FAILURES, type CliRunResult } from './cli-process';
 import { parseDidaDate } from './dida-date';

@@ -1,6 +1,6 @@
 // The default Dida gateway: direct HTTPS calls to the Open API with keep-alive, timeouts and read retries.
-import type { z } from 'zod/mini';
-import { z as zm } from 'zod/mini';
+import type * as z from 'zod/mini';
+import * as zm from 'zod/mini';
 import { describeIssues } from '../common/schema-issues';
 import { DidaError, adviceFor, codeForStatus, isDidaError } from './dida-error';
 import type { CallOptions, DidaGateway } from './dida-gateway';
@@ -318,7 +318,7 @@ class HttpGateway implements DidaGateway {
         bodyExcerpt: this.excerpt(text),
       });
     }
-    const result = spec.schema.safeParse(json);
+    const result = spec.schema.safeParse(json, { reportInput: true });
     if (!result.success) {
       throw new DidaError({
         code: 'invalid_response',

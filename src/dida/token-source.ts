@@ -1,6 +1,6 @@
 // Finds the Dida token: explicit setting or DIDA_TODO_TOKEN, then our credentials file, then the dida CLI's file (read only).
 import { readFile, stat } from 'node:fs/promises';
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 import { describeIssues } from '../common/schema-issues';
 
 export type TokenSource = 'setting' | 'env' | 'credentials' | 'dida-cli';

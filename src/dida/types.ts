@@ -1,5 +1,5 @@
 // Wire shapes of the Dida365 Open API, validated with zod/mini; unknown fields are kept so writes preserve them.
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 
 const optionalString = z.optional(z.nullable(z.string()));
 /** Dida dates stay raw strings so they round-trip byte-identical; `parseDidaDate` reads them. */

@@ -1,5 +1,5 @@
 // The HTTP control API under /__sim/ (no auth, loopback only), for child processes and the CLI.
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 import { describeIssues } from '../common/schema-issues';
 import { parseFaultJson } from './sim-faults';
 import type { SeedProjectInput, SeedTaskInput, Simulator } from './simulator';

@@ -1,5 +1,5 @@
 // Fault injection: a queue of SimFaults matched against each request's route key, with skip/times accounting.
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 import { describeIssues } from '../common/schema-issues';
 
 export type SimFaultKind = 'status' | 'latency' | 'drop' | 'truncate' | 'empty' | 'timeout';

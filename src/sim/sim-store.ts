@@ -1,7 +1,7 @@
 // JSON-file persistence of the simulator state: validated load, atomic save (temp file + rename).
 import fs from 'node:fs';
 import path from 'node:path';
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 import { describeIssues } from '../common/schema-issues';
 import type { Project, Task } from '../dida/types';
 

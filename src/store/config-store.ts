@@ -1,7 +1,7 @@
 // Owns config.yaml: its schema, reading with clear errors, atomic saving, change-aware re-reading and bindings.
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 import { describeIssues } from '../common/schema-issues';
 import { readFileIfExists, writeFileAtomic } from './atomic-file';
 import { withLock, type LockOptions } from './file-lock';

@@ -1,6 +1,6 @@
 // Owns one versioned JSON state file: validated reads, corrupt-file quarantine, locked atomic updates.
 import { access, rename } from 'node:fs/promises';
-import type { z } from 'zod/mini';
+import type * as z from 'zod/mini';
 import { describeIssues } from '../common/schema-issues';
 import { readFileIfExists, removeOrphanedTempFiles, writeFileAtomic } from './atomic-file';
 import { withLock, type LockOptions } from './file-lock';

@@ -1,5 +1,5 @@
 // A sample state schema shared by the store tests and their child processes.
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 import { StateStore } from '../../src/store/state-store';
 
 export const TestStateSchema = z.strictObject({

@@ -1,6 +1,6 @@
 // How the CLI gateway reads one finished `dida` run, and which flags it builds for a task.
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 import { interpret, taskFlags, type CommandSpec } from '../../src/dida/cli-gateway';
 import { DidaError } from '../../src/dida/dida-error';
 import { TaskSchema, type TaskUpdate } from '../../src/dida/types';

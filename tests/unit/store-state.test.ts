@@ -2,7 +2,7 @@ import { mkdtemp, readFile, readdir, rm, stat, writeFile, mkdir } from 'node:fs/
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 import { StateError, StateStore, type CorruptStateInfo } from '../../src/store/state-store';
 import { createTestStateStore, emptyTestState, TestStateSchema } from '../helpers/store-test-state';
 
