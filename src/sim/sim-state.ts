@@ -6,12 +6,15 @@ import { buildItems, kindFor, nextOccurrence, validateTaskBody, writableFields, 
 import { badRequest, clone, MAX_PAGE, newEtag, newId, notFound, SORT_STEP, type JsonObject } from './sim-util';
 
 export interface SimStateOptions {
-  userId: number;
+  /** Undefined: the data file's user id, else DEFAULT_USER_ID. */
+  userId?: number | undefined;
   timeZone: string;
   quirks: SimQuirks;
   now: () => number;
   dataFile?: string | undefined;
 }
+
+export const DEFAULT_USER_ID = 114433221100;
 
 const VIEW_MODES = new Set(['list', 'kanban', 'timeline']);
 const PROJECT_KINDS = new Set(['TASK', 'NOTE']);
@@ -33,7 +36,7 @@ export class SimState {
     this.now = options.now;
     this.dataFile = options.dataFile;
     const loaded = options.dataFile ? loadStateFile(options.dataFile) : undefined;
-    this.userId = options.userId;
+    this.userId = options.userId ?? loaded?.userId ?? DEFAULT_USER_ID;
     if (loaded) {
       for (const p of loaded.projects) this.projects.set(p.id, p as Project);
       for (const t of loaded.tasks) this.tasks.set(t.id, t as Task);

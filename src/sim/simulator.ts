@@ -6,7 +6,7 @@ import { handleControl } from './sim-control';
 import { FaultQueue, SIM_FAULT_KINDS, type SimFault } from './sim-faults';
 import { faultError, parseJsonBody, readBody, sendError, sendJson, sendTruncated } from './sim-http';
 import { matchRoute, SIM_ROUTES } from './sim-routes';
-import { SimState } from './sim-state';
+import { DEFAULT_USER_ID, SimState } from './sim-state';
 import type { SimComment, SimStateData } from './sim-store';
 import { DEFAULT_QUIRKS, type SimQuirks } from './sim-task-ops';
 import { newToken, SimHttpError, unauthorized, type JsonObject } from './sim-util';
@@ -17,7 +17,7 @@ export type { SimComment, SimStateData } from './sim-store';
 export type { SimQuirks } from './sim-task-ops';
 
 export const SIM_API_PREFIX = '/open/v1';
-export const DEFAULT_SIM_USER_ID = 114433221100;
+export const DEFAULT_SIM_USER_ID = DEFAULT_USER_ID;
 
 export interface SimulatorOptions {
   /** Default 0 (a random free port); the host is always 127.0.0.1. */
@@ -26,7 +26,7 @@ export interface SimulatorOptions {
   token?: string;
   /** Load state from this JSON file at start (when it exists) and save it after every mutation. */
   dataFile?: string;
-  /** The owner's user id, default 114433221100. */
+  /** The owner's user id; default the data file's, else 114433221100. */
   userId?: number;
   /** Default `Asia/Shanghai`. */
   timeZone?: string;
@@ -112,7 +112,7 @@ export interface Simulator {
 }
 
 class SimulatorImpl implements Simulator {
-  readonly state_: SimState;
+  private readonly model: SimState;
   private readonly server: http.Server;
   private readonly faults = new FaultQueue();
   private counts = new Map<string, number>();
@@ -130,8 +130,8 @@ class SimulatorImpl implements Simulator {
     this.validToken = this.currentToken;
     this.latencyMs = options.latencyMs ?? 0;
     this.log = options.log ?? false;
-    this.state_ = new SimState({
-      userId: options.userId ?? DEFAULT_SIM_USER_ID,
+    this.model = new SimState({
+      userId: options.userId,
       timeZone: options.timeZone ?? 'Asia/Shanghai',
       quirks: mergeQuirks(DEFAULT_QUIRKS, options.quirks),
       now: options.now ?? Date.now,
@@ -166,10 +166,10 @@ class SimulatorImpl implements Simulator {
     return this.currentToken;
   }
   get userId(): string {
-    return String(this.state_.userId);
+    return String(this.model.userId);
   }
   get inboxId(): string {
-    return this.state_.inboxId;
+    return this.model.inboxId;
   }
 
   // ---- HTTP -----------------------------------------------------------------------------------------------
@@ -225,7 +225,7 @@ class SimulatorImpl implements Simulator {
     let result;
     try {
       const body = parseJsonBody(text);
-      result = match.handler({ state: this.state_, timeZone: this.state_.timeZone }, { params: match.params, query: url.searchParams, body });
+      result = match.handler({ state: this.model, timeZone: this.model.timeZone }, { params: match.params, query: url.searchParams, body });
     } catch (error) {
       if (error instanceof SimHttpError) return sendError(res, error);
       throw error;
@@ -252,50 +252,50 @@ class SimulatorImpl implements Simulator {
 
   seedProject(input: SeedProjectInput): Project {
     const { id, closed, ...body } = input;
-    return this.state_.createProject(body as JsonObject, { id, closed });
+    return this.model.createProject(body as JsonObject, { id, closed });
   }
 
   seedTask(input: SeedTaskInput): Task {
     const { status, ...body } = input;
-    return this.state_.createTask(body as JsonObject, { status: status ?? 0 });
+    return this.model.createTask(body as JsonObject, { status: status ?? 0 });
   }
 
   addComment(projectId: string, taskId: string, text: string, options: { userId?: number | string } = {}): SimComment {
-    const userId = options.userId === undefined ? this.state_.userId : Number(options.userId);
+    const userId = options.userId === undefined ? this.model.userId : Number(options.userId);
     if (!Number.isSafeInteger(userId)) throw new Error(`userId must be an integer, got ${String(options.userId)}`);
-    return this.state_.addComment(projectId, taskId, text, userId);
+    return this.model.addComment(projectId, taskId, text, userId);
   }
 
   getTask(taskId: string): Task | undefined {
-    return this.state_.peekTask(taskId);
+    return this.model.peekTask(taskId);
   }
 
   listTasks(projectId?: string, options: { includeCompleted?: boolean } = {}): Task[] {
-    return this.state_.listTasks(projectId, options.includeCompleted ?? false);
+    return this.model.listTasks(projectId, options.includeCompleted ?? false);
   }
 
   listProjects(): Project[] {
-    return this.state_.snapshot().projects;
+    return this.model.snapshot().projects;
   }
 
   listComments(taskId: string): SimComment[] {
-    return this.state_.allComments(taskId);
+    return this.model.allComments(taskId);
   }
 
   deleteProject(projectId: string): void {
-    this.state_.deleteProject(projectId);
+    this.model.deleteProject(projectId);
   }
 
   closeProject(projectId: string): void {
-    this.state_.closeProject(projectId);
+    this.model.closeProject(projectId);
   }
 
   editTask(taskId: string, patch: Record<string, unknown>): Task {
-    return this.state_.editTask(taskId, patch);
+    return this.model.editTask(taskId, patch);
   }
 
   state(): SimStateData {
-    return this.state_.snapshot();
+    return this.model.snapshot();
   }
 
   injectFault(fault: SimFault): void {
@@ -332,7 +332,7 @@ class SimulatorImpl implements Simulator {
   }
 
   setQuirks(quirks: Partial<SimQuirks>): void {
-    Object.assign(this.state_.quirks, mergeQuirks(this.state_.quirks, quirks));
+    Object.assign(this.model.quirks, mergeQuirks(this.model.quirks, quirks));
   }
 
   expireToken(): void {

@@ -48,7 +48,7 @@ afterEach(async () => {
 describe('JSON-file persistence', () => {
   it('saves after every mutation and restores everything after a restart', async () => {
     const file = path.join(dir, 'nested', 'sim.json');
-    const first = await start({ dataFile: file, token: 'sim-persist-token' });
+    const first = await start({ dataFile: file, token: 'sim-persist-token', userId: 777 });
     const project = (await api(first, 'POST', '/project', { name: 'kept' })).json;
     const task = (await api(first, 'POST', '/task', { projectId: project.id, title: 't', items: [{ title: 'i' }], odd: 'field' })).json;
     await api(first, 'POST', `/project/${project.id}/task/${task.id}/comment`, { title: 'note' });
@@ -62,6 +62,7 @@ describe('JSON-file persistence', () => {
     await first.close();
 
     const second = await start({ dataFile: file, token: 'sim-persist-token' });
+    expect(second.userId).toBe('777');
     const got = (await api(second, 'GET', `/project/${project.id}/task/${task.id}`)).json;
     expect(got).toMatchObject({ title: 't', odd: 'field', etag: task.etag });
     expect(got.items[0].id).toBe(task.items[0].id);
