@@ -1,0 +1,435 @@
+// Helpers that drive a real dsh 0.1.0-rc.8 (installed by ensureDsh) in an isolated DSH_HOME.
+//
+// Every process is spawned in its own process group, bounded by a timeout, and killed (whole group) on timeout,
+// on `stop()`, or when the test process exits.
+//
+// zstd: dsh writes durable session logs as `session.jsonl.zstd`. Node 20 has no zstd, so readSessionLogs decodes in
+// process when `zlib.zstdDecompressSync` exists (Node ≥ 22.15) and otherwise runs a tiny decoder script under the
+// installed Node 24 (`install.nodeBin -e …`), which prints the decoded text as JSON.
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { ensureDsh, repoRoot, type DshInstall } from './dsh-install';
+
+export { ensureDsh, repoRoot, type DshInstall };
+
+/** Base URL used when a test gives none: a closed local port, so a forgotten fake model never reaches a real host. */
+const UNREACHABLE_BASE_URL = 'http://127.0.0.1:9/v1';
+const OUTPUT_CAP = 8 * 1024 * 1024;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Homes and environment
+
+/** Creates an empty temporary DSH_HOME (`$TMPDIR/dida-todo-e2e-home-XXXX`). */
+export function makeDshHome(): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), 'dida-todo-e2e-home-'));
+}
+
+/** Removes a home made by makeDshHome (best effort). */
+export function removeDshHome(home: string): void {
+  fs.rmSync(home, { recursive: true, force: true, maxRetries: 3 });
+}
+
+export interface EnvOptions {
+  home: string;
+  /** DEEPSEEK_BASE_URL, e.g. `model.baseUrl`. */
+  baseUrl?: string;
+  /** Extra variables; `undefined` removes an inherited one. */
+  env?: Record<string, string | undefined>;
+}
+
+/**
+ * The environment of a dsh child: Node ≥ 22.19 and pnpm first on PATH, DSH_HOME, a fake key, the fake model URL,
+ * telemetry off, and dida-todo's XDG config/state directories inside the home (never the real user's).
+ * Inherited npm_* (pnpm reads them as config), NODE_OPTIONS, VITEST*, NODE_ENV, DEEPSEEK_* and DSH_* are dropped.
+ */
+export function dshEnv(install: DshInstall, options: EnvOptions): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value === undefined) continue;
+    if (/^(npm_|VITEST|DEEPSEEK_|DSH_)/i.test(key) || key === 'NODE_OPTIONS' || key === 'NODE_ENV' || key === 'TEST') continue;
+    env[key] = value;
+  }
+  env.PATH = [install.nodeBinDir, install.pnpmBinDir, process.env.PATH ?? ''].join(path.delimiter);
+  env.DSH_HOME = options.home;
+  env.DEEPSEEK_API_KEY = 'fake-key';
+  env.DEEPSEEK_BASE_URL = options.baseUrl ?? UNREACHABLE_BASE_URL;
+  env.DSH_TELEMETRY_DISABLED = '1';
+  env.npm_config_store_dir = install.storeDir;
+  env.npm_config_update_notifier = 'false';
+  env.XDG_CONFIG_HOME = path.join(options.home, '.test-xdg', 'config');
+  env.XDG_STATE_HOME = path.join(options.home, '.test-xdg', 'state');
+  for (const [key, value] of Object.entries(options.env ?? {})) {
+    if (value === undefined) delete env[key];
+    else env[key] = value;
+  }
+  return env;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Bounded processes
+
+const live = new Set<ChildProcess>();
+let exitHookInstalled = false;
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    try {
+      child.kill(signal);
+    } catch {
+      /* already gone */
+    }
+  }
+}
+
+function track(child: ChildProcess): void {
+  live.add(child);
+  child.on('exit', () => live.delete(child));
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.on('exit', () => {
+      for (const c of live) killGroup(c, 'SIGKILL');
+    });
+  }
+}
+
+export interface RunResult {
+  /** Exit code, or null when killed by a signal. */
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  /** True when the run hit timeoutMs and was killed. */
+  timedOut: boolean;
+  durationMs: number;
+}
+
+export interface RunOptions extends EnvOptions {
+  cwd?: string;
+  timeoutMs?: number;
+  /** Sent to the process group on timeout before SIGKILL (default SIGKILL straight away). */
+  timeoutSignal?: NodeJS.Signals;
+}
+
+function appendCapped(current: string, chunk: string): string {
+  return current.length >= OUTPUT_CAP ? current : current + chunk.slice(0, OUTPUT_CAP - current.length);
+}
+
+/** Runs `dsh <args>` to completion, killing its process group after timeoutMs (default 60 s). */
+export async function runDsh(args: string[], options: RunOptions): Promise<RunResult> {
+  const install = await ensureDsh();
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(install.dshBin, args, {
+      cwd: options.cwd ?? options.home,
+      env: dshEnv(install, options),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    track(child);
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout = appendCapped(stdout, d)));
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr = appendCapped(stderr, d)));
+    let timedOut = false;
+    let hardKill: NodeJS.Timeout | undefined;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      if (options.timeoutSignal && options.timeoutSignal !== 'SIGKILL') {
+        killGroup(child, options.timeoutSignal);
+        hardKill = setTimeout(() => killGroup(child, 'SIGKILL'), 5_000);
+      } else {
+        killGroup(child, 'SIGKILL');
+      }
+    }, timeoutMs);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      if (hardKill) clearTimeout(hardKill);
+      // Reap anything the run left behind in its group (tool subprocesses, workers).
+      killGroup(child, 'SIGKILL');
+      resolve({ code, signal, stdout, stderr, timedOut, durationMs: Date.now() - started });
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Profiles and bundles
+
+export interface ProfileManifest {
+  name: string;
+  dependencies?: Record<string, string>;
+  dsh?: { profile?: { bundles?: string[] } };
+  [key: string]: unknown;
+}
+
+export function profileDir(home: string, profile: string): string {
+  return path.join(home, 'profiles', profile);
+}
+
+export function readProfileManifest(home: string, profile: string): ProfileManifest {
+  return JSON.parse(fs.readFileSync(path.join(profileDir(home, profile), 'package.json'), 'utf8')) as ProfileManifest;
+}
+
+function describe(result: RunResult): string {
+  return `exit ${result.code ?? result.signal}${result.timedOut ? ' (timed out)' : ''}\n--- stdout\n${result.stdout.slice(-3000)}\n--- stderr\n${result.stderr.slice(-3000)}`;
+}
+
+/**
+ * `dsh plugin --profile <profile> add <bundlePath>` (pnpm links a local directory); returns the profile package.json.
+ * The local path stands in for `github:<owner>/<repo>`.
+ */
+export async function installBundle(home: string, profile: string, bundlePath: string, options: Partial<RunOptions> = {}): Promise<ProfileManifest> {
+  const result = await runDsh(['plugin', '--profile', profile, 'add', bundlePath], { timeoutMs: 180_000, ...options, home });
+  if (result.code !== 0) throw new Error(`dsh plugin add ${bundlePath} failed: ${describe(result)}`);
+  return readProfileManifest(home, profile);
+}
+
+/** `dsh plugin --profile <profile> remove <packageName>`; returns the profile package.json afterwards. */
+export async function removeBundle(home: string, profile: string, packageName: string, options: Partial<RunOptions> = {}): Promise<ProfileManifest> {
+  const result = await runDsh(['plugin', '--profile', profile, 'remove', packageName], { timeoutMs: 180_000, ...options, home });
+  if (result.code !== 0) throw new Error(`dsh plugin remove ${packageName} failed: ${describe(result)}`);
+  return readProfileManifest(home, profile);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Headless runs
+
+export interface HeadlessOptions extends RunOptions {
+  prompt: string;
+  /** Extra `--patch` overlays after hmr-on.yml (which is always passed first). */
+  patches?: string[];
+  /** Profile name (default `headless`). */
+  profile?: string;
+}
+
+export interface HeadlessResult extends RunResult {
+  /** Every durable session log under the home after the run (sorted by creation time). */
+  sessionLogs: SessionLog[];
+}
+
+/** `dsh --profile headless --patch hmr-on.yml [--patch …] "<prompt>"`, bounded by timeoutMs (default 60 s). */
+export async function runHeadless(options: HeadlessOptions): Promise<HeadlessResult> {
+  const install = await ensureDsh();
+  const args = ['--profile', options.profile ?? 'headless', '--patch', install.hmrPatch];
+  for (const patch of options.patches ?? []) args.push('--patch', patch);
+  args.push(options.prompt);
+  const result = await runDsh(args, options);
+  return { ...result, sessionLogs: await readSessionLogs(options.home) };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Web
+
+export interface WebDsh {
+  url: string;
+  port: number;
+  pid: number;
+  stdout(): string;
+  stderr(): string;
+  /** Resolves when the process has exited. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Sends `signal` (default SIGTERM) to the dsh process, then SIGKILLs the group after graceMs (default 10 s). */
+  stop(signal?: NodeJS.Signals, graceMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+export interface WebOptions extends EnvOptions {
+  /** Port to listen on (default: a free one). */
+  port?: number;
+  cwd?: string;
+  patches?: string[];
+  profile?: string;
+  /** How long to wait for `dsh web: http://127.0.0.1:<port>` (default 60 s). */
+  startTimeoutMs?: number;
+}
+
+/** A free TCP port on 127.0.0.1 (bound then released). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** `dsh --profile web --patch hmr-on.yml --no-open --host 127.0.0.1 --port <port>`; resolves once its URL is printed. */
+export async function startWeb(options: WebOptions): Promise<WebDsh> {
+  const install = await ensureDsh();
+  const port = options.port ?? (await freePort());
+  const args = ['--profile', options.profile ?? 'web', '--patch', install.hmrPatch];
+  for (const patch of options.patches ?? []) args.push('--patch', patch);
+  args.push('--no-open', '--host', '127.0.0.1', '--port', String(port));
+  const child = spawn(install.dshBin, args, {
+    cwd: options.cwd ?? options.home,
+    env: dshEnv(install, options),
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  track(child);
+  let stdout = '';
+  let stderr = '';
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.on('close', (code, signal) => {
+      killGroup(child, 'SIGKILL');
+      resolve({ code, signal });
+    });
+  });
+  const expected = `dsh web: http://127.0.0.1:${port}`;
+  const timeoutMs = options.startTimeoutMs ?? 60_000;
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      killGroup(child, 'SIGKILL');
+      reject(new Error(`dsh web did not print "${expected}" within ${timeoutMs} ms\n--- stdout\n${stdout}\n--- stderr\n${stderr.slice(-3000)}`));
+    }, timeoutMs);
+    const check = () => {
+      if (stdout.includes(expected) || stderr.includes(expected)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      stdout = appendCapped(stdout, d);
+      check();
+    });
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => {
+      stderr = appendCapped(stderr, d);
+      check();
+    });
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    void exited.then(({ code, signal }) => {
+      clearTimeout(timer);
+      reject(new Error(`dsh web exited (${code ?? signal}) before printing its URL\n--- stdout\n${stdout}\n--- stderr\n${stderr.slice(-3000)}`));
+    });
+  });
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    pid: child.pid!,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    exited,
+    stop: async (signal = 'SIGTERM', graceMs = 10_000) => {
+      if (child.exitCode === null && child.signalCode === null) {
+        try {
+          child.kill(signal);
+        } catch {
+          /* gone */
+        }
+      }
+      const timer = setTimeout(() => killGroup(child, 'SIGKILL'), graceMs);
+      const result = await exited;
+      clearTimeout(timer);
+      return result;
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Durable session logs
+
+export interface SessionEvent {
+  type: string;
+  seq: number;
+  time: number;
+  data: any;
+  [key: string]: unknown;
+}
+
+export interface SessionLog {
+  file: string;
+  /** `{"type":"session","version":0,"id":"session-<uuid>","createdAt":…,"cwd":…,"delegationDepth":0}` */
+  header: { type: 'session'; id: string; createdAt: number; cwd: string; [key: string]: unknown };
+  events: SessionEvent[];
+}
+
+function findSessionFiles(dir: string, out: string[] = []): string[] {
+  let entries: fs.Dirent[];
+  try {
+    entries = fs.readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return out;
+  }
+  for (const entry of entries) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) findSessionFiles(full, out);
+    else if (entry.name === 'session.jsonl.zstd') out.push(full);
+  }
+  return out;
+}
+
+const DECODER = `
+const fs = require('node:fs'), zlib = require('node:zlib');
+const files = JSON.parse(process.argv[1]);
+process.stdout.write(JSON.stringify(files.map((f) => {
+  try { return { text: zlib.zstdDecompressSync(fs.readFileSync(f)).toString('utf8') }; }
+  catch (e) { return { error: String(e && e.message || e) }; }
+})));
+`;
+
+/** Decodes zstd files to text: in process on Node ≥ 22.15, else with the installed Node 24. */
+export async function decodeZstdFiles(files: string[]): Promise<Array<{ text?: string; error?: string }>> {
+  if (files.length === 0) return [];
+  const inProcess = (zlib as unknown as { zstdDecompressSync?: (b: Buffer) => Buffer }).zstdDecompressSync;
+  if (inProcess) {
+    return files.map((f) => {
+      try {
+        return { text: inProcess(fs.readFileSync(f)).toString('utf8') };
+      } catch (error) {
+        return { error: String((error as Error).message ?? error) };
+      }
+    });
+  }
+  const install = await ensureDsh();
+  return new Promise((resolve, reject) => {
+    const child = spawn(install.nodeBin, ['-e', DECODER, JSON.stringify(files)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      if (code !== 0) reject(new Error(`zstd decoder failed (${code}): ${stderr}`));
+      else resolve(JSON.parse(stdout));
+    });
+  });
+}
+
+/** Finds `$DSH_HOME/sessions/**\/session.jsonl.zstd` and decodes each into its header and events. */
+export async function readSessionLogs(home: string): Promise<SessionLog[]> {
+  const files = findSessionFiles(path.join(home, 'sessions'));
+  const decoded = await decodeZstdFiles(files);
+  const logs: SessionLog[] = [];
+  decoded.forEach((result, i) => {
+    if (result.text === undefined) throw new Error(`cannot decode ${files[i]}: ${result.error}`);
+    const lines = result.text
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const [header, ...events] = lines;
+    logs.push({ file: files[i]!, header: header as SessionLog['header'], events: events as SessionEvent[] });
+  });
+  return logs.sort((a, b) => (a.header?.createdAt ?? 0) - (b.header?.createdAt ?? 0));
+}
+
+/** Events of one type in a log. */
+export function eventsOf(log: SessionLog, type: string): SessionEvent[] {
+  return log.events.filter((e) => e.type === type);
+}
