@@ -337,7 +337,7 @@ export function interpret<S extends Schema | undefined>(spec: CommandSpec<S>, la
       message: `\`${label}\` printed output that is not JSON (${trimmed.length} characters; it may have been cut off, or \`dida\` is not @suibiji/dida-cli).`,
     });
   }
-  const parsed = spec.schema.safeParse(json);
+  const parsed = spec.schema.safeParse(json, { reportInput: true });
   if (!parsed.success) {
     return fail({
       code: 'invalid_response',

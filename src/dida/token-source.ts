@@ -74,7 +74,7 @@ export async function resolveToken(lookup: TokenLookup): Promise<ResolvedToken |
 
   const cli = await readJson(lookup.didaCliConfigFile);
   if (cli !== undefined) {
-    const parsed = DidaCliConfigSchema.safeParse(cli);
+    const parsed = DidaCliConfigSchema.safeParse(cli, { reportInput: true });
     const token = parsed.success ? parsed.data.access_token?.trim() : undefined;
     if (token) return checked({ token, source: 'dida-cli', file: lookup.didaCliConfigFile }, lookup.didaCliConfigFile);
   }
@@ -85,7 +85,7 @@ export async function resolveToken(lookup: TokenLookup): Promise<ResolvedToken |
 export async function readCredentials(file: string): Promise<Credentials | undefined> {
   const json = await readJson(file);
   if (json === undefined) return undefined;
-  const parsed = CredentialsSchema.safeParse(json);
+  const parsed = CredentialsSchema.safeParse(json, { reportInput: true });
   if (!parsed.success) {
     throw new TokenError(`${file} is not a valid credentials file ${describeIssues(parsed.error.issues)}; run \`dida-todo login --token <token>\` to write it again.`, file);
   }

@@ -24,7 +24,7 @@ const ProjectRefSchema = z.object({ projectId: z.string() });
 const EditTaskSchema = z.object({ taskId: z.string(), patch: z.record(z.string(), z.unknown()) });
 
 function parse<T>(schema: z.ZodMiniType<T>, body: unknown): T {
-  const parsed = schema.safeParse(body);
+  const parsed = schema.safeParse(body, { reportInput: true });
   if (!parsed.success) throw new SimHttpError(400, { error: `invalid body: ${describeIssues(parsed.error.issues)}` });
   return parsed.data;
 }

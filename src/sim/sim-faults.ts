@@ -79,7 +79,7 @@ const FaultJsonSchema = z.object({
 
 /** Reads a fault from JSON; throws an Error describing what is wrong. */
 export function parseFaultJson(value: unknown): SimFault {
-  const parsed = FaultJsonSchema.safeParse(value);
+  const parsed = FaultJsonSchema.safeParse(value, { reportInput: true });
   if (!parsed.success) throw new Error(`invalid fault: ${describeIssues(parsed.error.issues)}`);
   const { times, ...rest } = parsed.data;
   const fault: SimFault = { ...rest };

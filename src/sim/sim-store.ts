@@ -59,7 +59,7 @@ export function loadStateFile(file: string): LoadedState | undefined {
   } catch (error) {
     throw new Error(`dida simulator: data file ${file} is not valid JSON (${(error as Error).message}); fix or remove it`);
   }
-  const parsed = StateFileSchema.safeParse(json);
+  const parsed = StateFileSchema.safeParse(json, { reportInput: true });
   if (!parsed.success) {
     throw new Error(`dida simulator: data file ${file} is not a simulator state file (${describeIssues(parsed.error.issues)}); fix or remove it`);
   }

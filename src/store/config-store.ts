@@ -89,7 +89,7 @@ export function validateConfig(raw: unknown, file: string): DidaTodoConfig {
       'Upgrade dida-todo.',
     );
   }
-  const result = ConfigSchema.safeParse(raw);
+  const result = ConfigSchema.safeParse(raw, { reportInput: true });
   if (!result.success) {
     const touchesBindings = result.error.issues.some((issue) => issue.path[0] === 'bindings');
     throw new ConfigError(file, describeIssues(result.error.issues), touchesBindings ? 'Fix the file or run `dida-todo bind` again.' : undefined);

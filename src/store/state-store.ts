@@ -100,7 +100,7 @@ export class StateStore<T extends object> {
       const { value } = await this.readLocked();
       const before = this.serialize(value);
       const next = await fn(value);
-      const checked = this.options.schema.safeParse(next);
+      const checked = this.options.schema.safeParse(next, { reportInput: true });
       if (!checked.success) {
         throw new StateError(
           'state_invalid_update',
@@ -169,7 +169,7 @@ export class StateStore<T extends object> {
         return { kind: 'corrupt', raw: text, problem: `migrating from version ${fileVersion} failed (${(err as Error).message})` };
       }
     }
-    const result = schema.safeParse(candidate);
+    const result = schema.safeParse(candidate, { reportInput: true });
     if (!result.success) return { kind: 'corrupt', raw: text, problem: describeIssues(result.error.issues) };
     return { kind: 'ok', value: result.data };
   }
