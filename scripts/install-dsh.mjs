@@ -136,7 +136,7 @@ function runStep(label, command, args, options) {
       clearTimeout(timer);
       const seconds = ((Date.now() - started) / 1000).toFixed(1);
       if (timedOut) {
-        reject(new Error(`${label}: killed after ${Math.round(STEP_TIMEOUT_MS / 1000)} s without finishing (${command} ${args.join(' ')})`));
+        reject(new Error(`${label}: killed after ${STEP_TIMEOUT_MS / 1000} s without finishing (${command} ${args.join(' ')})`));
       } else if (code !== 0) {
         reject(new Error(`${label}: ${command} exited with ${code ?? signal} after ${seconds} s`));
       } else {
