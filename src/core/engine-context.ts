@@ -1,0 +1,78 @@
+// What the work engine is given (gateway, state, locks, clock, locale) and the domain outcome type it returns.
+import type { DidaGateway } from '../dida/dida-gateway';
+import type { Locale } from './locale';
+import type { EngineState } from './work-state';
+
+export interface StatePort {
+  read(): Promise<EngineState>;
+  /** Read-modify-write under the state lock; `fn` may mutate its argument. */
+  update(fn: (state: EngineState) => EngineState | void | Promise<EngineState | void>): Promise<EngineState>;
+}
+
+export interface LockPort {
+  /** Runs `fn` holding the cross-process lock `key` (not re-entrant). */
+  withLock<T>(key: string, fn: () => Promise<T>): Promise<T>;
+}
+
+export interface EngineDeps {
+  gateway: DidaGateway;
+  state: StatePort;
+  locks: LockPort;
+  now: () => number;
+  locale: Locale;
+  /** The account's time zone; read from Dida's preference when absent. */
+  timeZone?: string;
+  /** Shown in claim comments, e.g. the machine name. */
+  hostLabel?: string;
+  /** Diagnostics (stderr in the adapters). */
+  log?: (line: string) => void;
+  /** Step id generator (tests pass a counter). */
+  newStepId?: () => string;
+}
+
+/** The closed set of domain outcome codes the tools and adapters see. */
+export const OUTCOME_CODES = [
+  'ok',
+  'not_bound',
+  'list_missing',
+  'list_closed',
+  'list_ambiguous',
+  'work_not_found',
+  'no_current_work',
+  'step_not_found',
+  'step_ambiguous',
+  'invalid_transition',
+  'human_item_readonly',
+  'duplicate_step',
+  'invalid_text',
+  'missing_resolution',
+  'work_closed',
+  'work_completed_remotely',
+  'work_deleted_remotely',
+  'not_settled',
+  'waiting_for_human',
+  'not_waiting',
+  'draft',
+  'keep_open',
+  'queue_not_granted',
+  'queue_empty',
+  'claimed_elsewhere',
+  'invalid_argument',
+  'dida_unavailable',
+] as const;
+export type OutcomeCode = (typeof OUTCOME_CODES)[number];
+
+/** A domain outcome that is not success: a code and one sentence naming the argument and the next action. */
+export class WorkError extends Error {
+  override readonly name = 'WorkError';
+  constructor(
+    readonly code: Exclude<OutcomeCode, 'ok'>,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export function isWorkError(value: unknown): value is WorkError {
+  return value instanceof WorkError;
+}

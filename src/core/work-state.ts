@@ -1,0 +1,130 @@
+// The engine's local state (Works, steps, acceptances, sessions): schema, defaults and small accessors.
+import * as z from 'zod/mini';
+
+export const STEP_STATUSES = ['pending', 'in_progress', 'completed', 'skipped', 'deleted'] as const;
+export type StepStatus = (typeof STEP_STATUSES)[number];
+export const SETTLED: ReadonlySet<StepStatus> = new Set(['completed', 'skipped']);
+
+const Origin = z.enum(['human', 'agent']);
+export type Origin = z.infer<typeof Origin>;
+
+export const StepRecordSchema = z.object({
+  /** Stable id shown to the model (never written to Dida). */
+  id: z.string(),
+  /** Current Dida checklist item id (Dida rewrites these on every update); absent for Direct steps. */
+  itemId: z.optional(z.string()),
+  title: z.string(),
+  status: z.enum(STEP_STATUSES),
+  origin: Origin,
+  /** What changed and how it was verified (completed) or why it was not done (skipped). */
+  resolution: z.optional(z.string()),
+  /** True once the "started" progress comment was posted for the current in_progress spell. */
+  startedNoted: z.optional(z.boolean()),
+  updatedAt: z.number(),
+});
+export type StepRecord = z.infer<typeof StepRecordSchema>;
+
+export const FinalizeSchema = z.object({
+  acceptanceTaskId: z.optional(z.string()),
+  anchorCommentId: z.optional(z.string()),
+  summaryPosted: z.optional(z.boolean()),
+  itemsTicked: z.optional(z.boolean()),
+  workCompleted: z.optional(z.boolean()),
+  lastError: z.optional(z.string()),
+  attempts: z._default(z.number(), 0),
+});
+export type FinalizeRecord = z.infer<typeof FinalizeSchema>;
+
+export const WaitingSchema = z.object({
+  reason: z.string(),
+  previousPriority: z.number(),
+  reminderTaskId: z.optional(z.string()),
+  /** Set once priority 0 and the reason comment are written. */
+  applied: z._default(z.boolean(), false),
+  since: z.number(),
+});
+export type WaitingRecord = z.infer<typeof WaitingSchema>;
+
+export const WorkRecordSchema = z.object({
+  taskId: z.string(),
+  projectId: z.string(),
+  /** Occurrence key ('' for non-recurring tasks). */
+  occurrence: z._default(z.string(), ''),
+  title: z.string(),
+  origin: Origin,
+  /** Checklist work keeps its steps as Dida items; direct work keeps them only here. */
+  mode: z.enum(['checklist', 'direct']),
+  priority: z.number(),
+  /** Lifecycle: open → finalizing → accepting (acceptance todo filed) → closed. */
+  phase: z.enum(['open', 'finalizing', 'accepting', 'closed']),
+  steps: z.array(StepRecordSchema),
+  nextStepNumber: z._default(z.number(), 1),
+  keepOpen: z._default(z.boolean(), false),
+  /** Fingerprint of the human-owned text (title, content, desc) last seen, to detect human edits. */
+  humanFingerprint: z.string(),
+  /** The human's body text as first seen, kept so it can be restored into desc exactly once. */
+  body: z._default(z.string(), ''),
+  finalize: z.optional(FinalizeSchema),
+  waiting: z.optional(WaitingSchema),
+  /** Acceptance todo of this Work once filed. */
+  acceptance: z.optional(
+    z.object({
+      taskId: z.string(),
+      ownerUserId: z.optional(z.string()),
+      anchorCommentId: z.optional(z.string()),
+      handledCommentIds: z._default(z.array(z.string()), []),
+      reworkTaskId: z.optional(z.string()),
+      closed: z._default(z.boolean(), false),
+    }),
+  ),
+  /** For rework Works: the Work they rework. */
+  reworkOf: z.optional(z.string()),
+  /** How the Work ended, once closed. */
+  outcome: z.optional(z.enum(['accepted', 'rework', 'completed_by_human', 'deleted', 'superseded'])),
+  createdAt: z.number(),
+  updatedAt: z.number(),
+  /** Bumped on every local change; sync skips Works changed while it was reading Dida. */
+  rev: z._default(z.number(), 0),
+});
+export type WorkRecord = z.infer<typeof WorkRecordSchema>;
+
+export const SessionRecordSchema = z.looseObject({
+  currentWork: z.optional(z.string()),
+  touched: z._default(z.array(z.string()), []),
+  /** Automatic continuation attempts since the last human message. */
+  autoAttempts: z._default(z.number(), 0),
+  lastAutoAt: z.optional(z.number()),
+  /** Set while a turn is running, to recover crash-interrupted turns on restart. */
+  turnOpenSince: z.optional(z.number()),
+  updatedAt: z._default(z.number(), 0),
+});
+export type SessionRecord = z.infer<typeof SessionRecordSchema>;
+
+export const EngineStateSchema = z.object({
+  works: z._default(z.record(z.string(), WorkRecordSchema), {}),
+  /** Tasks this bundle created that are not Works (acceptance todos, reminders): never adopted. */
+  ownTasks: z._default(z.record(z.string(), z.enum(['acceptance', 'reminder'])), {}),
+  /** Owner identity per list, learned from the anchor comment's userId. */
+  owners: z._default(z.record(z.string(), z.string()), {}),
+  sessions: z._default(z.record(z.string(), SessionRecordSchema), {}),
+});
+export type EngineState = z.infer<typeof EngineStateSchema>;
+export const ENGINE_STATE_VERSION = 1;
+
+export function emptyEngineState(): EngineState {
+  return { works: {}, ownTasks: {}, owners: {}, sessions: {} };
+}
+
+/** Key of a Work in state: the task id, plus `#occurrence` for recurring tasks. */
+export function workKey(taskId: string, occurrence: string): string {
+  return occurrence ? `${taskId}#${occurrence}` : taskId;
+}
+
+export function visibleSteps(work: WorkRecord): StepRecord[] {
+  return work.steps.filter((s) => s.status !== 'deleted');
+}
+
+export function isSettled(work: WorkRecord): boolean {
+  const steps = visibleSteps(work);
+  return steps.length > 0 && steps.every((s) => SETTLED.has(s.status));
+}
