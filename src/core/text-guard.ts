@@ -59,7 +59,7 @@ const UUID = String.raw`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]
 const HEX24 = String.raw`(?=[0-9a-f]{0,23}[a-f])(?=[0-9a-f]{0,23}[0-9])[0-9a-f]{24}`;
 const ID_CORE = String.raw`(?:session[-_:]?(?:${UUID}|${HEX24})|${UUID}|${HEX24})`;
 // Not part of a path, file name, longer hex run or word; enclosing brackets go with the id.
-const MACHINE_ID = String.raw`\(${ID_CORE}\)|\[${ID_CORE}\]|（${ID_CORE}）|(?<![\w/\\.\-])${ID_CORE}(?![\w/\\\-]|\.\w)`;
+const MACHINE_ID = String.raw`\(${ID_CORE}\)|\x60${ID_CORE}\x60|\[${ID_CORE}\]|（${ID_CORE}）|(?<![\w/\\.\-])${ID_CORE}(?![\w/\\\-]|\.\w)`;
 
 /** Matches `pattern` with at most one space on each side captured, so removal can tidy the spacing. */
 function removable(pattern: string): RegExp {
@@ -110,13 +110,9 @@ export function truncateGraphemes(text: string, maxLength: number): string {
   if (maxLength <= 0) return '';
   if (maxLength <= ELLIPSIS.length) return ELLIPSIS.slice(0, maxLength);
   segmenter ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' });
-  const budget = maxLength - ELLIPSIS.length;
-  let kept = '';
-  for (const { segment } of segmenter.segment(text)) {
-    if (kept.length + segment.length > budget) break;
-    kept += segment;
-  }
-  return kept.trimEnd() + ELLIPSIS;
+  // The grapheme holding the last unit left for text (before the ellipsis) ends past it, so it and all after it go.
+  const cut = segmenter.segment(text).containing(maxLength - ELLIPSIS.length)?.index ?? 0;
+  return text.slice(0, cut).trimEnd() + ELLIPSIS;
 }
 
 export interface SanitizeOptions {
