@@ -1,0 +1,128 @@
+// Composition root shared by the dsh adapter and the CLI: paths, config, state, locks, token and gateway.
+import os from 'node:os';
+import { createCliGateway } from '../dida/cli-gateway';
+import { DidaError } from '../dida/dida-error';
+import type { DidaGateway } from '../dida/dida-gateway';
+import { createHttpGateway, type DidaRegion } from '../dida/http-gateway';
+import { resolveToken, type ResolvedToken } from '../dida/token-source';
+import type { ConfigPort } from '../core/bindings';
+import type { LockPort, StatePort } from '../core/engine-context';
+import { getLocale, type Locale, type LocaleId } from '../core/locale';
+import { ENGINE_STATE_VERSION, EngineStateSchema, emptyEngineState, type EngineState } from '../core/work-state';
+import { createConfigReader, updateConfig, type DidaTodoConfig } from '../store/config-store';
+import { withLock } from '../store/file-lock';
+import { resolvePaths, type DidaTodoPaths } from '../store/paths';
+import { StateStore, type CorruptStateInfo } from '../store/state-store';
+
+export interface RuntimeOptions {
+  env?: NodeJS.ProcessEnv;
+  configPath?: string;
+  stateDir?: string;
+  /** Explicit token (plugin setting or CLI flag); wins over every other source. */
+  token?: string;
+  region?: DidaRegion;
+  baseUrl?: string;
+  didaCommand?: string;
+  timeoutMs?: number;
+  locale?: LocaleId;
+  hostLabel?: string;
+  log?: (line: string) => void;
+}
+
+export interface Runtime {
+  paths: DidaTodoPaths;
+  config: ConfigPort;
+  state: StatePort;
+  locks: LockPort;
+  locale: Locale;
+  hostLabel: string;
+  /** Resolves the token and creates the gateway once; throws DidaError `auth` when no token is configured. */
+  gateway(): Promise<DidaGateway>;
+  /** Where the token comes from (never the token), or undefined when there is none. */
+  tokenSource(): Promise<Omit<ResolvedToken, 'token'> | undefined>;
+  /** Corrupt state files moved aside during this runtime's life. */
+  readonly corruptions: CorruptStateInfo[];
+  close(): Promise<void>;
+}
+
+export const NO_TOKEN_MESSAGE =
+  'No Dida token is configured: run `dida-todo login --token <token>` (personal API token from Dida: avatar → Settings → Account → API Token), or set DIDA_TODO_TOKEN.';
+
+export function openRuntime(options: RuntimeOptions = {}): Runtime {
+  const env = options.env ?? process.env;
+  const paths = resolvePaths(env, { configPath: options.configPath, stateDir: options.stateDir });
+  const reader = createConfigReader(paths.configFile);
+  const corruptions: CorruptStateInfo[] = [];
+  const store = new StateStore<EngineState>({
+    file: paths.stateFile,
+    lockDir: paths.lockDir,
+    schema: EngineStateSchema,
+    version: ENGINE_STATE_VERSION,
+    empty: emptyEngineState,
+    onCorrupt: (info) => {
+      corruptions.push(info);
+      options.log?.(info.message);
+    },
+  });
+  const config: ConfigPort = {
+    read: async () => (await reader.read()).config,
+    update: (fn) => updateConfig(paths.configFile, fn, { lockDir: paths.lockDir }),
+  };
+  const state: StatePort = {
+    read: () => store.read(),
+    update: (fn) => store.update(async (current) => (await fn(current)) ?? current),
+  };
+  const locks: LockPort = { withLock: (key, fn) => withLock(paths.lockDir, key, fn) };
+  let gatewayPromise: Promise<DidaGateway> | undefined;
+
+  const lookup = () =>
+    resolveToken({
+      setting: options.token,
+      env: { DIDA_TODO_TOKEN: env.DIDA_TODO_TOKEN },
+      credentialsFile: paths.credentialsFile,
+      didaCliConfigFile: paths.didaCliConfigFile,
+    });
+
+  async function build(): Promise<DidaGateway> {
+    const cfg: DidaTodoConfig = (await reader.read()).config;
+    const didaCommand = options.didaCommand;
+    if (didaCommand) return createCliGateway({ command: didaCommand, ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}) });
+    const found = await lookup();
+    if (!found) throw new DidaError({ code: 'auth', message: NO_TOKEN_MESSAGE });
+    if (found.warning) options.log?.(found.warning);
+    return createHttpGateway({
+      token: found.token,
+      region: options.region ?? cfg.region,
+      ...(options.baseUrl ?? cfg.baseUrl ? { baseUrl: (options.baseUrl ?? cfg.baseUrl) as string } : {}),
+      ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+    });
+  }
+
+  return {
+    paths,
+    config,
+    state,
+    locks,
+    locale: getLocale(options.locale ?? 'zh'),
+    hostLabel: options.hostLabel ?? os.hostname(),
+    corruptions,
+    gateway() {
+      gatewayPromise ??= build().catch((error: unknown) => {
+        gatewayPromise = undefined;
+        throw error;
+      });
+      return gatewayPromise;
+    },
+    async tokenSource() {
+      const found = await lookup();
+      if (!found) return undefined;
+      const { token: _token, ...rest } = found;
+      return rest;
+    },
+    async close() {
+      const pending = gatewayPromise;
+      gatewayPromise = undefined;
+      if (pending) await (await pending.catch(() => undefined))?.close();
+    },
+  };
+}
