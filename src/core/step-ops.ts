@@ -1,0 +1,187 @@
+// Step changes of one Work (add, status/resolution, rename, delete, clear), coalesced into one Dida write.
+import type { EngineDeps } from './engine-context';
+import { WorkError } from './engine-context';
+import { MAX_COMMENT_LENGTH, MAX_ITEM_TITLE_LENGTH, sanitizeForDida } from './text-guard';
+import { keyOf, loadWork, lockKeyOf, readTask, reconcileWithTask, saveWork, stepIdFactory, writeSteps } from './work-io';
+import { SETTLED, visibleSteps, type StepRecord, type StepStatus, type WorkRecord } from './work-state';
+
+export type StepChange =
+  | { op: 'add'; title: string; status?: 'pending' | 'in_progress' }
+  | { op: 'update'; step: string; status?: Exclude<StepStatus, 'deleted'>; resolution?: string; title?: string }
+  | { op: 'delete'; step: string }
+  | { op: 'clear' };
+
+export interface StepChangeResult {
+  work: WorkRecord;
+  /** Steps whose status changed in this call. */
+  transitions: Array<{ step: StepRecord; from: StepStatus; to: StepStatus }>;
+  /** True when Dida was written. */
+  wrote: boolean;
+}
+
+const MAX_RESOLUTION = 1000;
+
+/** Finds a visible step by id, or by exact (then case-insensitive) title; ambiguous titles are an error. */
+export function findStep(work: WorkRecord, ref: string): StepRecord {
+  const wanted = ref.trim();
+  const steps = visibleSteps(work);
+  const byId = steps.find((s) => s.id === wanted);
+  if (byId) return byId;
+  let matches = steps.filter((s) => s.title === wanted);
+  if (matches.length === 0) matches = steps.filter((s) => s.title.toLowerCase() === wanted.toLowerCase());
+  if (matches.length === 1) return matches[0] as StepRecord;
+  if (matches.length > 1) {
+    throw new WorkError('step_ambiguous', `Several steps are titled "${wanted}" (${matches.map((s) => s.id).join(', ')}); pass the step id instead.`);
+  }
+  throw new WorkError('step_not_found', `The Work "${work.title}" has no step "${wanted}"; call todo list to see its step ids.`);
+}
+
+function cleanTitle(title: string, what: string): string {
+  const clean = sanitizeForDida(title, { maxLength: MAX_ITEM_TITLE_LENGTH, singleLine: true });
+  if (clean === '') throw new WorkError('invalid_text', `The ${what} is empty after removing what is not for people; write a short plain-language title.`);
+  return clean;
+}
+
+function cleanResolution(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  const clean = sanitizeForDida(text, { maxLength: MAX_RESOLUTION });
+  return clean === '' ? undefined : clean;
+}
+
+/**
+ * Applies `changes` to the Work's record in memory (no I/O). Validates everything first: on any invalid change
+ * nothing is applied. Rules: completed/skipped are terminal (only an agent step may still be deleted); completing
+ * needs a resolution and skipping a reason; human steps may only change status; titles are unique among visible steps.
+ */
+export function applyStepChanges(work: WorkRecord, changes: readonly StepChange[], now: number, newId: () => string): StepChangeResult['transitions'] {
+  const draft = structuredClone(work);
+  const transitions: StepChangeResult['transitions'] = [];
+  for (const change of changes) {
+    if (change.op === 'add') {
+      const title = cleanTitle(change.title, 'step title');
+      if (visibleSteps(draft).some((s) => s.title === title)) {
+        throw new WorkError('duplicate_step', `The Work already has a step titled "${title}"; use a different title or update that step.`);
+      }
+      const status = change.status ?? 'pending';
+      const step: StepRecord = { id: newId(), title, status, origin: 'agent', updatedAt: now };
+      draft.steps.push(step);
+      draft.nextStepNumber += 1;
+      if (status !== 'pending') transitions.push({ step, from: 'pending', to: status });
+      continue;
+    }
+    if (change.op === 'clear') {
+      for (const step of visibleSteps(draft)) {
+        if (step.origin === 'agent' && !SETTLED.has(step.status)) {
+          transitions.push({ step, from: step.status, to: 'deleted' });
+          step.status = 'deleted';
+          step.updatedAt = now;
+        }
+      }
+      continue;
+    }
+    const step = findStep(draft, change.step);
+    if (change.op === 'delete') {
+      if (step.origin === 'human') {
+        throw new WorkError('human_item_readonly', `Step "${step.title}" was written by a person in Dida and cannot be deleted; mark it skipped with a reason instead.`);
+      }
+      transitions.push({ step, from: step.status, to: 'deleted' });
+      step.status = 'deleted';
+      step.updatedAt = now;
+      continue;
+    }
+    if (change.title !== undefined) {
+      const title = cleanTitle(change.title, 'step title');
+      if (title !== step.title) {
+        if (step.origin === 'human') {
+          throw new WorkError('human_item_readonly', `Step "${step.title}" was written by a person in Dida; only its status can change, not its title.`);
+        }
+        if (visibleSteps(draft).some((s) => s !== step && s.title === title)) {
+          throw new WorkError('duplicate_step', `The Work already has a step titled "${title}"; choose another title.`);
+        }
+        step.title = title;
+        step.updatedAt = now;
+      }
+    }
+    const resolution = cleanResolution(change.resolution);
+    const to = change.status;
+    if (to !== undefined && to !== step.status) {
+      if (SETTLED.has(step.status)) {
+        throw new WorkError('invalid_transition', `Step "${step.title}" is already ${step.status}, which is final; add a new step for further work.`);
+      }
+      if (to === 'completed' && !resolution) {
+        throw new WorkError('missing_resolution', `Completing step "${step.title}" needs a resolution: one sentence on what changed and how it was verified.`);
+      }
+      if (to === 'skipped' && !resolution) {
+        throw new WorkError('missing_resolution', `Skipping step "${step.title}" needs a resolution giving the reason it was not done.`);
+      }
+      transitions.push({ step, from: step.status, to });
+      step.status = to;
+      step.updatedAt = now;
+      if (to === 'in_progress') step.startedNoted = false;
+    }
+    if (resolution !== undefined && (to === undefined || to === step.status)) step.resolution = resolution;
+  }
+  Object.assign(work, draft);
+  return transitions;
+}
+
+/** The progress comment for this call's transitions (one comment per call, one line group per step). */
+export function progressComment(deps: EngineDeps, transitions: StepChangeResult['transitions']): string {
+  const parts: string[] = [];
+  for (const { step, to } of transitions) {
+    if (to === 'in_progress' && !step.startedNoted) {
+      parts.push(deps.locale.t('dida.comment.started', { step: step.title }));
+      step.startedNoted = true;
+    } else if (to === 'completed') {
+      parts.push(
+        step.resolution && step.origin !== undefined
+          ? deps.locale.t('dida.comment.completedWithResult', { step: step.title, resolution: step.resolution })
+          : deps.locale.t('dida.comment.completed', { step: step.title }),
+      );
+    } else if (to === 'skipped') {
+      parts.push(deps.locale.t('dida.comment.skipped', { step: step.title, reason: step.resolution ?? '' }));
+    }
+  }
+  return sanitizeForDida(parts.join('\n\n'), { maxLength: MAX_COMMENT_LENGTH });
+}
+
+/**
+ * Applies step changes to a Work under its cross-process lock: re-reads the task, folds in what the person
+ * changed, validates and applies the changes, writes the whole checklist once, posts one progress comment,
+ * and saves. The intent is saved before the write; when the write fails the record is put back as it was.
+ */
+export async function changeSteps(deps: EngineDeps, key: string, changes: readonly StepChange[]): Promise<StepChangeResult> {
+  return deps.locks.withLock(lockKeyOf(key), async () => {
+    const state = await deps.state.read();
+    const work = await loadWork(deps, key);
+    if (work.phase === 'accepting' || work.phase === 'closed' || (work.phase === 'finalizing' && work.finalize?.acceptanceTaskId)) {
+      throw new WorkError('work_closed', `The Work "${work.title}" is already sent for review; create a new Work for further changes.`);
+    }
+    const task = await readTask(deps, work);
+    if (task.status === 2) {
+      work.phase = 'closed';
+      work.outcome = 'completed_by_human';
+      await saveWork(deps, work);
+      throw new WorkError('work_completed_remotely', `The Dida task "${work.title}" was completed in Dida meanwhile; call todo_work list to pick other work.`);
+    }
+    const before = structuredClone(work);
+    reconcileWithTask(deps, work, task, state);
+    if (work.phase === 'finalizing') work.phase = 'open';
+    const transitions = applyStepChanges(work, changes, deps.now(), stepIdFactory(deps, state));
+    // Save the intent first, so a crash after the Dida write still knows which items are the agent's.
+    await saveWork(deps, work);
+    let answered: typeof task;
+    try {
+      answered = await writeSteps(deps, work, task);
+    } catch (error) {
+      await saveWork(deps, before);
+      throw error;
+    }
+    const comment = progressComment(deps, transitions);
+    if (comment !== '') await deps.gateway.addComment(work.projectId, work.taskId, comment);
+    await saveWork(deps, work);
+    return { work, transitions, wrote: answered !== task };
+  });
+}
+
+export { keyOf };

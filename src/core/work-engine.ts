@@ -1,0 +1,212 @@
+// The engine facade the tools and adapters use: one list's queue, the session's current Work, steps, settle.
+import type { EngineDeps } from './engine-context';
+import { WorkError } from './engine-context';
+import { finalizeBlocker, finalizeWork, type FinalizeOutcome } from './finalize';
+import { humanFingerprint } from './item-codec';
+import { isExecutable, rankQueue, type QueueCandidate, type RankedQueue } from './queue-policy';
+import { priorityFromLevel, type SettablePriorityLevel } from './schedule';
+import { changeSteps, type StepChange, type StepChangeResult } from './step-ops';
+import { syncList, type SyncReport } from './sync';
+import { MAX_ITEM_TITLE_LENGTH, MAX_REPORT_LENGTH, MAX_TITLE_LENGTH, sanitizeForDida } from './text-guard';
+import { resumeWork, waitForHuman } from './waiting';
+import { keyOf, loadWork, lockKeyOf, saveWork, stepIdFactory } from './work-io';
+import { SETTLED, visibleSteps, type EngineState, type SessionRecord, type WorkRecord } from './work-state';
+
+export interface NewWork {
+  title: string;
+  steps?: string[];
+  level?: SettablePriorityLevel;
+  /** Plain-language description kept in the task body. */
+  body?: string;
+}
+
+export interface QueueView extends RankedQueue {
+  report: SyncReport;
+}
+
+export class WorkEngine {
+  constructor(readonly deps: EngineDeps) {}
+
+  /** Syncs the list (see syncList). */
+  sync(projectId: string): Promise<SyncReport> {
+    return syncList(this.deps, projectId);
+  }
+
+  /** Syncs and ranks the list's executable Works (priority desc, then Dida order). */
+  async queue(projectId: string): Promise<QueueView> {
+    const report = await this.sync(projectId);
+    const state = await this.deps.state.read();
+    const byTask = new Map<string, WorkRecord>();
+    for (const work of Object.values(state.works)) if (work.projectId === projectId && work.phase === 'open') byTask.set(work.taskId, work);
+    const candidates: QueueCandidate[] = [];
+    report.tasks.forEach((task, order) => {
+      const work = byTask.get(task.id);
+      if (!work) return;
+      const steps = visibleSteps(work);
+      candidates.push({
+        taskId: keyOf(work),
+        title: task.title,
+        priority: task.priority,
+        sortOrder: task.sortOrder ?? null,
+        order,
+        task,
+        status: 'open',
+        hasPlan: steps.length > 0,
+        unsettledSteps: steps.filter((s) => !SETTLED.has(s.status)).length,
+        waitingForHuman: !!work.waiting,
+        claimedByOtherHost: false,
+        keepOpen: work.keepOpen,
+      });
+    });
+    return { ...rankQueue(candidates, new Date(this.deps.now()), this.deps.timeZone ?? 'UTC'), report };
+  }
+
+  async works(projectId: string, options: { includeClosed?: boolean } = {}): Promise<WorkRecord[]> {
+    const state = await this.deps.state.read();
+    return Object.values(state.works).filter((w) => w.projectId === projectId && (options.includeClosed || w.phase !== 'closed'));
+  }
+
+  getWork(key: string): Promise<WorkRecord> {
+    return loadWork(this.deps, key);
+  }
+
+  async session(sessionId: string): Promise<SessionRecord | undefined> {
+    return (await this.deps.state.read()).sessions[sessionId];
+  }
+
+  /** The session's current Work, if it is still open. */
+  async currentWork(sessionId: string): Promise<WorkRecord | undefined> {
+    const state = await this.deps.state.read();
+    const key = state.sessions[sessionId]?.currentWork;
+    const work = key ? state.works[key] : undefined;
+    return work && work.phase !== 'closed' ? work : undefined;
+  }
+
+  /** Makes `key` the session's current Work (it must be open and in `projectId`). */
+  async switchTo(sessionId: string, projectId: string, key: string): Promise<WorkRecord> {
+    const state = await this.deps.state.read();
+    const work = state.works[key] ?? Object.values(state.works).find((w) => w.taskId === key && w.phase !== 'closed');
+    if (!work || work.projectId !== projectId) {
+      throw new WorkError('work_not_found', `No Work in the bound list has id ${key}; call todo_work list to see the current ids.`);
+    }
+    if (work.phase === 'closed' || work.phase === 'accepting') {
+      throw new WorkError('work_closed', `The Work "${work.title}" is already sent for review or closed; pick another one from todo_work list.`);
+    }
+    await this.touch(sessionId, keyOf(work), true);
+    return work;
+  }
+
+  /** Creates an agent Work (a new Dida task with one checklist item per step) and makes it current. */
+  async createWork(sessionId: string, projectId: string, input: NewWork): Promise<WorkRecord> {
+    const title = sanitizeForDida(input.title, { maxLength: MAX_TITLE_LENGTH, singleLine: true });
+    if (title === '') throw new WorkError('invalid_text', 'The Work title is empty; give the request a short plain-language title.');
+    const steps = (input.steps ?? []).map((s) => sanitizeForDida(s, { maxLength: MAX_ITEM_TITLE_LENGTH, singleLine: true }));
+    if (steps.some((s) => s === '')) throw new WorkError('invalid_text', 'A step title is empty; give every step a short plain-language title.');
+    const duplicate = steps.find((s, i) => steps.indexOf(s) !== i);
+    if (duplicate) throw new WorkError('duplicate_step', `Two steps are titled "${duplicate}"; give each step a distinct title.`);
+    const body = input.body ? sanitizeForDida(input.body, { maxLength: MAX_REPORT_LENGTH }) : '';
+    const task = await this.deps.gateway.createTask({
+      projectId,
+      title,
+      ...(body ? { content: body } : {}),
+      priority: priorityFromLevel(input.level ?? 'medium'),
+      ...(steps.length ? { items: steps.map((t) => ({ title: t, status: 0 })) } : {}),
+    });
+    const state = await this.deps.state.read();
+    const newId = stepIdFactory(this.deps, state);
+    const now = this.deps.now();
+    const work: WorkRecord = {
+      taskId: task.id,
+      projectId,
+      occurrence: '',
+      title: task.title,
+      origin: 'agent',
+      mode: 'checklist',
+      priority: task.priority,
+      phase: 'open',
+      steps: (task.items ?? []).map((item) => ({ id: newId(), ...(item.id ? { itemId: item.id } : {}), title: item.title, status: 'pending' as const, origin: 'agent' as const, updatedAt: now })),
+      nextStepNumber: (task.items?.length ?? 0) + 1,
+      keepOpen: false,
+      humanFingerprint: humanFingerprint(task),
+      body,
+      createdAt: now,
+      updatedAt: now,
+      rev: 0,
+    };
+    await saveWork(this.deps, work);
+    await this.touch(sessionId, keyOf(work), true);
+    return work;
+  }
+
+  /** Step changes on the session's current Work (or `key`), coalesced into one Dida write. */
+  async changeSteps(sessionId: string, changes: readonly StepChange[], key?: string): Promise<StepChangeResult> {
+    const resolved = key ?? (await this.requireCurrent(sessionId));
+    const result = await changeSteps(this.deps, resolved, changes);
+    await this.touch(sessionId, resolved, true);
+    return result;
+  }
+
+  async requireCurrent(sessionId: string): Promise<string> {
+    const work = await this.currentWork(sessionId);
+    if (!work) throw new WorkError('no_current_work', 'This session has no current Work; call todo_work next (or switch) to pick one, or todo create to start one.');
+    return keyOf(work);
+  }
+
+  /** Asks a person for help on the current Work (or `key`). */
+  async waitForHuman(sessionId: string, reason: string, key?: string): Promise<WorkRecord> {
+    return waitForHuman(this.deps, key ?? (await this.requireCurrent(sessionId)), reason);
+  }
+
+  async resume(sessionId: string, key?: string): Promise<WorkRecord> {
+    return resumeWork(this.deps, key ?? (await this.requireCurrent(sessionId)), { explicit: true });
+  }
+
+  /** Keeps the Work open (no automatic acceptance) until the person edits it or this is called with false. */
+  async keepOpen(key: string, keep: boolean): Promise<WorkRecord> {
+    return this.deps.locks.withLock(lockKeyOf(key), async () => {
+      const work = await loadWork(this.deps, key);
+      work.keepOpen = keep;
+      await saveWork(this.deps, work);
+      return work;
+    });
+  }
+
+  /**
+   * The session settled (dsh idle): finalizes every Work the session touched that is settled, not a draft, not
+   * kept open and not waiting, and retries interrupted finalizations. Never throws for Dida faults: they are
+   * reported in the outcomes and retried at the next settle or sync.
+   */
+  async settle(sessionId: string): Promise<Array<{ key: string; outcome: FinalizeOutcome }>> {
+    const state = await this.deps.state.read();
+    const touched = state.sessions[sessionId]?.touched ?? [];
+    const results: Array<{ key: string; outcome: FinalizeOutcome }> = [];
+    for (const key of touched) {
+      const work = state.works[key];
+      if (!work) continue;
+      if (work.phase === 'open' && finalizeBlocker(work)) continue;
+      if (work.phase !== 'open' && work.phase !== 'finalizing') continue;
+      try {
+        results.push({ key, outcome: await finalizeWork(this.deps, key) });
+      } catch (error) {
+        results.push({ key, outcome: { status: 'failed', message: error instanceof Error ? error.message : String(error) } });
+      }
+    }
+    return results;
+  }
+
+  /** Records that the session worked on `key` (and optionally makes it current). */
+  async touch(sessionId: string, key: string, makeCurrent: boolean): Promise<void> {
+    await this.deps.state.update((state: EngineState) => {
+      const session = (state.sessions[sessionId] ??= { touched: [], autoAttempts: 0, updatedAt: 0 });
+      if (!session.touched.includes(key)) session.touched.push(key);
+      if (session.touched.length > 50) session.touched.splice(0, session.touched.length - 50);
+      if (makeCurrent) session.currentWork = key;
+      session.updatedAt = this.deps.now();
+    });
+  }
+
+  /** Whether a Work may be executed now (for `todo_work next`). */
+  static executable(candidate: QueueCandidate, now: number, zone: string): boolean {
+    return isExecutable(candidate, new Date(now), zone).ok;
+  }
+}

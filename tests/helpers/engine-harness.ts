@@ -1,0 +1,66 @@
+// Builds a WorkEngine over the real HTTP gateway and a started simulator, with temp state, locks and a settable clock.
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { EngineDeps, LockPort, StatePort } from '../../src/core/engine-context';
+import { getLocale } from '../../src/core/locale';
+import { WorkEngine } from '../../src/core/work-engine';
+import { ENGINE_STATE_VERSION, EngineStateSchema, emptyEngineState, type EngineState } from '../../src/core/work-state';
+import { createHttpGateway } from '../../src/dida/http-gateway';
+import type { DidaGateway } from '../../src/dida/dida-gateway';
+import { startSimulator, type Simulator } from '../../src/sim/simulator';
+import { withLock } from '../../src/store/file-lock';
+import { StateStore } from '../../src/store/state-store';
+
+export interface EngineHarness {
+  sim: Simulator;
+  gateway: DidaGateway;
+  engine: WorkEngine;
+  deps: EngineDeps;
+  dir: string;
+  clock: { now: number };
+  state(): Promise<EngineState>;
+  close(): Promise<void>;
+}
+
+export async function startEngineHarness(options: { sim?: Simulator; dir?: string; retries?: number; timeZone?: string } = {}): Promise<EngineHarness> {
+  const sim = options.sim ?? (await startSimulator());
+  const dir = options.dir ?? (await mkdtemp(path.join(os.tmpdir(), 'dida-engine-')));
+  const gateway = createHttpGateway({ token: sim.token, baseUrl: sim.baseUrl, timeoutMs: 2000, retry: { retries: options.retries ?? 0, baseDelayMs: 1, maxDelayMs: 5 } });
+  const store = new StateStore<EngineState>({
+    file: path.join(dir, 'state.json'),
+    lockDir: path.join(dir, 'locks'),
+    schema: EngineStateSchema,
+    version: ENGINE_STATE_VERSION,
+    empty: emptyEngineState,
+  });
+  const state: StatePort = { read: () => store.read(), update: (fn) => store.update(async (s) => (await fn(s)) ?? s) };
+  const locks: LockPort = { withLock: (key, fn) => withLock(path.join(dir, 'locks'), key, fn) };
+  const clock = { now: Date.UTC(2026, 10, 30, 2, 0, 0) };
+  let counter = 0;
+  const deps: EngineDeps = {
+    gateway,
+    state,
+    locks,
+    now: () => clock.now,
+    locale: getLocale('zh'),
+    timeZone: options.timeZone ?? 'Asia/Shanghai',
+    hostLabel: 'test-host',
+    newStepId: () => `s${++counter}`,
+  };
+  const ownsSim = !options.sim;
+  return {
+    sim,
+    gateway,
+    engine: new WorkEngine(deps),
+    deps,
+    dir,
+    clock,
+    state: () => store.read(),
+    async close() {
+      await gateway.close();
+      if (ownsSim) await sim.close();
+      if (!options.dir) await rm(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,121 @@
+// A whole Work lifecycle over real HTTP against the simulator: adopt → plan → complete → settle → accept/rework.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ACCEPTANCE_REMINDERS } from '../../src/core/finalize';
+import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
+
+let h: EngineHarness;
+const S = 'session-1';
+
+beforeEach(async () => {
+  h = await startEngineHarness();
+});
+afterEach(async () => {
+  await h.close();
+});
+
+function commentsOf(taskId: string): string[] {
+  return h.sim.listComments(taskId).map((c) => c.title);
+}
+
+describe('work lifecycle', () => {
+  it('runs a human task from Dida to acceptance and turns an owner comment into rework', async () => {
+    const list = h.sim.seedProject({ name: '工作清单' });
+    const human = h.sim.seedTask({ projectId: list.id, title: '整理发布说明', content: '请按模块分组', priority: 3, items: [{ title: '收集变更' }, { title: '写草稿' }] });
+    const draft = h.sim.seedTask({ projectId: list.id, title: '以后再说', priority: 0 });
+
+    // Opening the list writes nothing to Dida.
+    h.sim.resetCounters();
+    const queue = await h.engine.queue(list.id);
+    expect(Object.keys(h.sim.counters()).filter((r) => !r.startsWith('GET'))).toEqual([]);
+    expect(queue.ranked.map((r) => r.candidate.title)).toEqual(['整理发布说明']);
+    expect(queue.skipped.map((s) => [s.candidate.title, s.reason])).toEqual([['以后再说', 'draft']]);
+
+    const work = await h.engine.switchTo(S, list.id, human.id);
+    expect(work.steps.map((s) => [s.title, s.origin, s.status])).toEqual([
+      ['收集变更', 'human', 'pending'],
+      ['写草稿', 'human', 'pending'],
+    ]);
+
+    await h.engine.changeSteps(S, [{ op: 'update', step: '收集变更', status: 'in_progress' }, { op: 'add', title: '核对链接' }]);
+    const mid = h.sim.getTask(human.id);
+    expect(mid?.items?.map((i) => i.title)).toEqual(['收集变更', '写草稿', '核对链接']);
+    expect(mid?.desc).toContain('请按模块分组');
+
+    await h.engine.changeSteps(S, [
+      { op: 'update', step: '收集变更', status: 'completed', resolution: '从提交记录整理出 12 条变更' },
+      { op: 'update', step: '写草稿', status: 'completed', resolution: '草稿已写好并自查' },
+      { op: 'update', step: '核对链接', status: 'skipped', resolution: '本次没有外部链接' },
+    ]);
+    // Not finalized before the session settles.
+    expect(h.sim.getTask(human.id)?.status).toBe(0);
+
+    const settled = await h.engine.settle(S);
+    expect(settled.map((r) => r.outcome.status)).toEqual(['finalized']);
+
+    const done = h.sim.getTask(human.id);
+    expect(done?.status).toBe(2);
+    expect(done?.items?.map((i) => [i.title, i.status])).toEqual([
+      ['收集变更', 1],
+      ['写草稿', 1],
+      ['核对链接', 0],
+    ]);
+    // The human body survives exactly once.
+    expect((done?.desc ?? '').split('请按模块分组').length - 1).toBe(1);
+    expect(commentsOf(human.id)).toEqual([
+      '开始处理：收集变更',
+      '已完成：收集变更\n结果：从提交记录整理出 12 条变更\n\n已完成：写草稿\n结果：草稿已写好并自查\n\n已跳过：核对链接\n原因：本次没有外部链接',
+      expect.stringContaining('全部步骤都已处理'),
+    ]);
+
+    const acceptance = h.sim.listTasks(list.id).find((t) => t.title === '🧑‍🔬 待验收：整理发布说明');
+    expect(acceptance).toBeTruthy();
+    expect(acceptance?.reminders).toEqual(ACCEPTANCE_REMINDERS);
+    expect(acceptance?.priority).toBe(3);
+    expect(acceptance?.content).toContain('✅ 收集变更：从提交记录整理出 12 条变更');
+    expect(acceptance?.content).toContain('⏭️ 核对链接（未做：本次没有外部链接）');
+    expect(acceptance?.content).not.toMatch(/[0-9a-f]{24}/);
+    expect(new Date(acceptance?.dueDate?.replace(/(\d{2})(\d{2})$/, '$1:$2') ?? '').getTime()).toBe(h.clock.now + 3 * 60_000);
+
+    // Settling again does nothing new.
+    const again = await h.engine.settle(S);
+    expect(again.every((r) => r.outcome.status !== 'finalized')).toBe(true);
+    expect(h.sim.listTasks(list.id).filter((t) => t.title.startsWith('🧑‍🔬')).length).toBe(1);
+
+    // A comment from someone else is ignored; the owner's comment becomes rework.
+    h.sim.addComment(list.id, acceptance!.id, '我觉得挺好', { userId: 555 });
+    let report = await h.engine.sync(list.id);
+    expect(report.reworks).toEqual([]);
+    h.sim.addComment(list.id, acceptance!.id, '第二节补充数据库迁移说明', { userId: Number(h.sim.userId) });
+    report = await h.engine.sync(list.id);
+    expect(report.reworks).toHaveLength(1);
+    const rework = h.sim.listTasks(list.id).find((t) => t.title === '返工：整理发布说明');
+    expect(rework?.items?.map((i) => i.title)).toEqual(['第二节补充数据库迁移说明']);
+    expect(h.sim.getTask(acceptance!.id)?.status).toBe(2);
+    expect(commentsOf(acceptance!.id).filter((c) => c.startsWith('已收到你的反馈'))).toHaveLength(1);
+
+    // Idempotent across restarts: more syncs create nothing new.
+    await h.engine.sync(list.id);
+    await h.engine.sync(list.id);
+    expect(h.sim.listTasks(list.id).filter((t) => t.title.startsWith('返工')).length).toBe(1);
+    expect(commentsOf(acceptance!.id).filter((c) => c.startsWith('已收到你的反馈'))).toHaveLength(1);
+    // The draft was never touched.
+    expect(h.sim.getTask(draft.id)?.etag).toBe(draft.etag);
+  });
+
+  it('marks the acceptance accepted when the person completes it', async () => {
+    const list = h.sim.seedProject({ name: 'accept' });
+    const agentWork = await h.engine.createWork(S, list.id, { title: '加一个健康检查接口', steps: ['写接口', '写测试'], level: 'high' });
+    await h.engine.changeSteps(S, [
+      { op: 'update', step: '写接口', status: 'completed', resolution: '新增 /healthz' },
+      { op: 'update', step: '写测试', status: 'completed', resolution: '单测通过' },
+    ]);
+    await h.engine.settle(S);
+    const acceptance = h.sim.listTasks(list.id).find((t) => t.title.startsWith('🧑‍🔬'));
+    expect(acceptance?.priority).toBe(5);
+    await h.gateway.completeTask(list.id, acceptance!.id);
+    const report = await h.engine.sync(list.id);
+    expect(report.accepted).toEqual([agentWork.taskId]);
+    const state = await h.state();
+    expect(state.works[agentWork.taskId]?.outcome).toBe('accepted');
+  });
+});
