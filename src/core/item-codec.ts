@@ -110,9 +110,14 @@ export function rememberItemIds(steps: StepRecord[], plan: ItemPlan, answered: r
   }
 }
 
-/** The human-owned text of a task, stable across Dida clearing `content` after the body moved to `desc`. */
+/**
+ * The human-owned text of a task, stable across Dida clearing `content` after the body moved to `desc`: `desc`, plus
+ * `content` when `desc` does not already hold it (so a person writing new text into either field changes it).
+ */
 export function humanFingerprint(task: Pick<Task, 'title' | 'content' | 'desc'>): string {
-  const body = (task.desc ?? '').trim() || (task.content ?? '').trim();
+  const desc = (task.desc ?? '').trim();
+  const content = (task.content ?? '').trim();
+  const body = [desc, desc.includes(content) ? '' : content].filter((part) => part !== '').join('\n\n');
   return createHash('sha256').update(`${task.title}\u0000${body}`).digest('hex').slice(0, 32);
 }
 
