@@ -1,0 +1,213 @@
+// Reconcile: folding a Dida task, as just read, into a Work record (adoption, imports, human ticks, edits).
+import { describe, expect, it } from 'vitest';
+import { humanFingerprint } from '../../src/core/item-codec';
+import { adoptTask, pairStepsWithItems, reconcileWork } from '../../src/core/work-reconcile';
+import type { StepRecord, WorkRecord } from '../../src/core/work-state';
+import type { ChecklistItem, Task } from '../../src/dida/types';
+
+const NOW = 1_000;
+
+function task(fields: Partial<Task> = {}): Task {
+  return { id: 't1', projectId: 'p1', title: 'Work', priority: 3, status: 0, content: '', desc: '', ...fields } as Task;
+}
+
+function item(id: string, title: string, status = 0): ChecklistItem {
+  return { id, title, status } as ChecklistItem;
+}
+
+function step(fields: Partial<StepRecord> & { id: string; title: string }): StepRecord {
+  return { status: 'pending', origin: 'agent', updatedAt: 0, ...fields };
+}
+
+function opts() {
+  let n = 100;
+  return { now: NOW, newStepId: () => `s${++n}`, occurrence: '' };
+}
+
+/** A Work whose last-seen fingerprint matches `seen`. */
+function work(steps: StepRecord[], seen: Task, fields: Partial<WorkRecord> = {}): WorkRecord {
+  return {
+    taskId: 't1',
+    projectId: 'p1',
+    occurrence: '',
+    title: seen.title,
+    origin: 'human',
+    mode: 'checklist',
+    priority: seen.priority,
+    phase: 'open',
+    steps,
+    nextStepNumber: steps.length + 1,
+    keepOpen: false,
+    humanFingerprint: humanFingerprint(seen),
+    body: '',
+    createdAt: 0,
+    updatedAt: 0,
+    rev: 3,
+    ...fields,
+  };
+}
+
+describe('adoptTask', () => {
+  it('turns a person’s task into a human Work without touching it', () => {
+    const t = task({ title: '整理发布说明', content: '  请按模块分组 ', priority: 0, items: [item('i1', '收集变更'), item('i2', '写草稿', 1)] });
+    const frozen = JSON.stringify(t);
+    const w = adoptTask(t, { ...opts(), occurrence: '2026-11-30' });
+    expect(JSON.stringify(t)).toBe(frozen);
+    expect(w).toMatchObject({ taskId: 't1', projectId: 'p1', occurrence: '2026-11-30', origin: 'human', priority: 0, phase: 'open', body: '请按模块分组', nextStepNumber: 3 });
+    expect(w.steps.map((s) => [s.id, s.itemId, s.title, s.status, s.origin])).toEqual([
+      ['s101', 'i1', '收集变更', 'pending', 'human'],
+      ['s102', 'i2', '写草稿', 'completed', 'human'],
+    ]);
+    expect(w.humanFingerprint).toBe(humanFingerprint(t));
+  });
+});
+
+describe('pairStepsWithItems', () => {
+  it('pairs by id first, then stale ids one to one by position among equal titles', () => {
+    const steps = [
+      step({ id: 'a', itemId: 'stale1', title: 'dup' }),
+      step({ id: 'b', itemId: 'x2', title: 'dup' }),
+      step({ id: 'c', itemId: 'stale2', title: 'dup' }),
+      step({ id: 'd', title: 'gone', status: 'deleted' }),
+    ];
+    const items = [item('x1', 'dup'), item('x2', 'dup'), item('x3', 'dup'), item('x4', 'gone')];
+    expect(pairStepsWithItems(steps, items)).toEqual(
+      new Map([
+        ['b', 1],
+        ['a', 0],
+        ['c', 2],
+      ]),
+    );
+  });
+});
+
+describe('reconcileWork', () => {
+  it('imports items a person added, as human steps, keeping everything else', () => {
+    const seen = task({ items: [item('i1', 'a')] });
+    const w = work([step({ id: 's1', itemId: 'i1', title: 'a' })], seen);
+    const r = reconcileWork(w, task({ items: [item('i1', 'a'), item('h1', 'person added'), item('h2', '   '), item('h3', 'done already', 1)] }), opts());
+    expect(r.imported.map((s) => [s.title, s.origin, s.status, s.itemId])).toEqual([
+      ['person added', 'human', 'pending', 'h1'],
+      ['done already', 'human', 'completed', 'h3'],
+    ]);
+    expect(w.steps).toHaveLength(3);
+    expect(w.nextStepNumber).toBe(4);
+    expect(r.changed).toBe(true);
+    expect(r.humanEdited).toBe(false);
+    expect(w.rev).toBe(4);
+  });
+
+  it('a person ticking an item completes its step', () => {
+    const seen = task({ items: [item('i1', 'a')] });
+    const w = work([step({ id: 's1', itemId: 'i1', title: 'a', status: 'in_progress' })], seen);
+    const r = reconcileWork(w, task({ items: [item('i1', 'a', 1)] }), opts());
+    expect(r.completedByHuman.map((s) => s.id)).toEqual(['s1']);
+    expect(w.steps[0]?.status).toBe('completed');
+  });
+
+  it('a ticked item also completes a skipped step (the person did it after all)', () => {
+    const seen = task({ items: [item('i1', 'a')] });
+    const w = work([step({ id: 's1', itemId: 'i1', title: 'a', status: 'skipped', resolution: 'no time' })], seen);
+    reconcileWork(w, task({ items: [item('i1', 'a', 2)] }), opts());
+    expect(w.steps[0]?.status).toBe('completed');
+  });
+
+  it('a stale unticked item never downgrades a step the agent completed', () => {
+    const seen = task({ items: [item('i1', 'a'), item('i2', 'b')] });
+    const w = work(
+      [
+        step({ id: 's1', itemId: 'i1', title: 'a', status: 'completed', resolution: 'done' }),
+        step({ id: 's2', itemId: 'i2', title: 'b', status: 'skipped', resolution: 'not needed' }),
+      ],
+      seen,
+    );
+    const r = reconcileWork(w, seen, opts());
+    expect(w.steps.map((s) => [s.status, s.resolution])).toEqual([
+      ['completed', 'done'],
+      ['skipped', 'not needed'],
+    ]);
+    expect(r.changed).toBe(false);
+    expect(w.rev).toBe(3);
+  });
+
+  it('takes a person’s rename of an item into the step', () => {
+    const seen = task({ items: [item('i1', 'old')] });
+    const w = work([step({ id: 's1', itemId: 'i1', title: 'old' })], seen);
+    const r = reconcileWork(w, task({ items: [item('i1', 'new title')] }), opts());
+    expect(w.steps[0]?.title).toBe('new title');
+    expect(r.changed).toBe(true);
+    expect(r.imported).toEqual([]);
+  });
+
+  it('marks steps whose items the person removed as deleted', () => {
+    const seen = task({ items: [item('i1', 'a'), item('i2', 'b')] });
+    const w = work([step({ id: 's1', itemId: 'i1', title: 'a', origin: 'human' }), step({ id: 's2', itemId: 'i2', title: 'b' }), step({ id: 's3', title: 'not yet written' })], seen);
+    const r = reconcileWork(w, task({ items: [item('i2', 'b')] }), opts());
+    expect(r.removed.map((s) => s.id)).toEqual(['s1']);
+    expect(w.steps.map((s) => s.status)).toEqual(['deleted', 'pending', 'pending']);
+  });
+
+  it('re-matches rewritten item ids by title and position, duplicates one to one', () => {
+    const seen = task({ items: [item('i1', 'dup', 1), item('i2', 'dup')] });
+    const w = work([step({ id: 's1', itemId: 'i1', title: 'dup', status: 'completed', resolution: 'r' }), step({ id: 's2', itemId: 'i2', title: 'dup' })], seen);
+    const r = reconcileWork(w, task({ items: [item('n1', 'dup', 1), item('n2', 'dup')] }), opts());
+    expect(w.steps.map((s) => [s.itemId, s.status])).toEqual([
+      ['n1', 'completed'],
+      ['n2', 'pending'],
+    ]);
+    expect(r.imported).toEqual([]);
+    expect(r.removed).toEqual([]);
+  });
+
+  it.each([
+    ['title', { title: 'Work, but sharper' }],
+    ['content', { content: 'new body text' }],
+    ['desc', { desc: 'new description' }],
+  ])('a person editing the %s reopens skipped steps and clears keepOpen', (_field, patch) => {
+    const seen = task({ items: [item('i1', 'a'), item('i2', 'b')] });
+    const w = work(
+      [
+        step({ id: 's1', itemId: 'i1', title: 'a', status: 'skipped', resolution: 'why not' }),
+        step({ id: 's2', itemId: 'i2', title: 'b', status: 'completed', resolution: 'done' }),
+      ],
+      seen,
+      { keepOpen: true },
+    );
+    const edited = task({ items: seen.items, ...patch });
+    const r = reconcileWork(w, edited, opts());
+    expect(r.humanEdited).toBe(true);
+    expect(w.keepOpen).toBe(false);
+    expect(w.steps[0]).toMatchObject({ status: 'pending' });
+    expect(w.steps[0]?.resolution).toBeUndefined();
+    expect(w.steps[1]).toMatchObject({ status: 'completed', resolution: 'done' });
+    expect(w.title).toBe(edited.title);
+    expect(w.humanFingerprint).toBe(humanFingerprint(edited));
+  });
+
+  it('a person editing the body of a checklist Work whose body already moved to desc is a human edit', () => {
+    // After the first write Dida keeps the body in desc; a person then writes new text into content.
+    const seen = task({ content: '', desc: 'original body', items: [item('i1', 'a')] });
+    const w = work([step({ id: 's1', itemId: 'i1', title: 'a', status: 'skipped', resolution: 'x' })], seen, { keepOpen: true, body: 'original body' });
+    const r = reconcileWork(w, task({ content: 'please also do X', desc: 'original body', items: seen.items }), opts());
+    expect(r.humanEdited).toBe(true);
+    expect(w.steps[0]?.status).toBe('pending');
+    expect(w.keepOpen).toBe(false);
+  });
+
+  it('Dida clearing content after the body moved to desc is not a human edit', () => {
+    const seen = task({ content: '请按模块分组', desc: '' });
+    const w = work([step({ id: 's1', itemId: 'i1', title: 'a', status: 'skipped', resolution: 'x' })], seen, { keepOpen: true, body: '请按模块分组' });
+    const r = reconcileWork(w, task({ content: '', desc: '请按模块分组', items: [item('i1', 'a')] }), opts());
+    expect(r.humanEdited).toBe(false);
+    expect(w.keepOpen).toBe(true);
+    expect(w.steps[0]?.status).toBe('skipped');
+  });
+
+  it('follows a priority change made in Dida', () => {
+    const seen = task();
+    const w = work([], seen);
+    const r = reconcileWork(w, task({ priority: 0 }), opts());
+    expect(w.priority).toBe(0);
+    expect(r.changed).toBe(true);
+  });
+});
