@@ -1,0 +1,64 @@
+// The `dida_todo_setup` tool: status, bind to a list by name or id, unbind, login check.
+import { adviceFor, isDidaError } from '../../dida/dida-error';
+import { findBinding } from '../../store/config-store';
+import { bindList, checkList, unbindList } from '../bindings';
+import { runTool } from './tool-runner';
+import type { ParameterSpec, ToolContext, ToolDefinition, ToolResult } from './tool-types';
+
+export const SETUP_DESCRIPTION = `Connect this working directory to a Dida (滴答清单) list, or check the connection.
+Actions:
+- status: whether this directory is bound, to which list, and whether Dida is reachable.
+- bind: bind this directory to a list by name (an open list with exactly that name, else a new list with that name) or by id. Only when the person asked for it.
+- unbind: remove this directory's binding.
+- login_check: check the Dida token works. If it does not, tell the person to run \`dida-todo login --token <token>\` in a terminal; never ask them to paste a token into the chat.`;
+
+export const SETUP_PARAMETERS: Record<string, ParameterSpec> = {
+  action: { type: 'string', required: true, enum: ['status', 'bind', 'unbind', 'login_check'], description: 'What to do.' },
+  list_name: { type: 'string', description: 'bind: the Dida list name.' },
+  list_id: { type: 'string', description: 'bind: the Dida list id (when several lists share a name).' },
+};
+
+export const setupTool: ToolDefinition = {
+  name: 'dida_todo_setup',
+  description: SETUP_DESCRIPTION,
+  parameters: SETUP_PARAMETERS,
+  execute: (args, ctx) => runTool('dida_todo_setup', SETUP_PARAMETERS, args, () => run(args, ctx)),
+};
+
+async function run(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
+  switch (args.action) {
+    case 'status': {
+      const binding = findBinding(await ctx.config.read(), ctx.cwd);
+      const token = await ctx.tokenSource();
+      if (!token) return { code: 'dida_unavailable', message: `No Dida token is configured: ${adviceFor('auth')}.` };
+      if (!binding) return { code: 'not_bound', message: `Token found (${token.source}). This directory is not bound to a Dida list; bind it with action "bind" when the person names a list.` };
+      const health = await checkList(await ctx.gateway(), binding);
+      if (!health.ok) return { code: health.code, message: health.message };
+      return { code: 'ok', message: `Bound to the Dida list "${health.project.name}" (token from ${token.source}); Dida is reachable.` };
+    }
+    case 'bind': {
+      const name = args.list_name as string | undefined;
+      const id = args.list_id as string | undefined;
+      if (!name && !id) return { code: 'invalid_argument', message: 'bind needs list_name (or list_id).' };
+      const result = await bindList(await ctx.gateway(), ctx.config, ctx.cwd, id ? { id } : { name: name as string });
+      return { code: 'ok', message: `${result.created ? 'Created and bound' : 'Bound'} the Dida list "${result.project.name}" to ${result.binding.cwd}.` };
+    }
+    case 'unbind': {
+      const removed = await unbindList(ctx.config, ctx.cwd);
+      return removed
+        ? { code: 'ok', message: `Unbound ${removed.cwd} from the Dida list "${removed.label ?? removed.projectId}".` }
+        : { code: 'not_bound', message: 'This exact directory has no binding (a parent directory may still be bound; check with status).' };
+    }
+    case 'login_check': {
+      try {
+        const projects = await (await ctx.gateway()).listProjects();
+        return { code: 'ok', message: `The Dida token works (${projects.length} list(s) visible).` };
+      } catch (error) {
+        if (isDidaError(error) && error.code === 'auth') return { code: 'dida_unavailable', message: `The Dida token does not work: ${adviceFor('auth')}.` };
+        throw error;
+      }
+    }
+    default:
+      return { code: 'invalid_argument', message: `Unknown action ${JSON.stringify(args.action)}.` };
+  }
+}

@@ -1,0 +1,128 @@
+// The `todo` tool: the steps of the session's current Work (create, update, list, get, delete, clear).
+import type { StepChange } from '../step-ops';
+import type { SettablePriorityLevel } from '../schedule';
+import { findStep } from '../step-ops';
+import { keyOf } from '../work-io';
+import { boundOrResult, isResult, runTool } from './tool-runner';
+import type { ParameterSpec, ToolContext, ToolDefinition, ToolResult } from './tool-types';
+import { panelItems, renderWork, stepLine } from './work-view';
+
+export const TODO_DESCRIPTION = `Plan and track the steps of the current Dida Work (one open task in the bound Dida list = one complete request from the person). Use this instead of todo_write whenever the directory is bound to Dida: the steps are mirrored as checklist items the person sees on their phone, and progress is commented there.
+Actions:
+- create: add steps. With no current Work, pass work_title (and optional priority) to start a new Work for the person's request; follow-ups for the same objective append steps to the same Work.
+- update: change steps by id (or exact title): status pending | in_progress | completed | skipped. Several may be in_progress at once. completed needs a resolution (one sentence: what changed and how it was verified); skipped needs a resolution giving the reason. Steps written by the person can only change status.
+- list: the current Work and its steps. get: one step. delete: remove a step you created. clear: remove your unfinished steps.
+When every step is completed or skipped and the session goes idle, the Work is sent to the person for review automatically; do not mark steps done that you did not do.`;
+
+const STEP_STATUS = ['pending', 'in_progress', 'completed', 'skipped'] as const;
+
+export const TODO_PARAMETERS: Record<string, ParameterSpec> = {
+  action: { type: 'string', required: true, enum: ['create', 'update', 'list', 'get', 'delete', 'clear'], description: 'What to do.' },
+  work_title: { type: 'string', description: 'create only, when there is no current Work: a short title for the new Work (the request).' },
+  priority: { type: 'string', enum: ['low', 'medium', 'high'], description: 'create only, for a new Work: its priority (default medium).' },
+  steps: {
+    type: 'array',
+    description: 'create: the steps to add, in order.',
+    items: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        title: { type: 'string', required: true, description: 'Short plain-language step title the person will read.' },
+        status: { type: 'string', enum: ['pending', 'in_progress'], description: 'Initial status (default pending).' },
+      },
+    },
+  },
+  updates: {
+    type: 'array',
+    description: 'update: the changes, applied together in one write.',
+    items: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        step: { type: 'string', required: true, description: 'Step id (e.g. s1a2b3c) or its exact title.' },
+        status: { type: 'string', enum: STEP_STATUS, description: 'New status.' },
+        resolution: { type: 'string', description: 'Required for completed (what changed, how verified) and skipped (why).' },
+        title: { type: 'string', description: 'New title (only for steps you created).' },
+      },
+    },
+  },
+  step: { type: 'string', description: 'get/delete: the step id or exact title.' },
+};
+
+type StepArg = { title: string; status?: 'pending' | 'in_progress' };
+type UpdateArg = { step: string; status?: (typeof STEP_STATUS)[number]; resolution?: string; title?: string };
+
+export const todoTool: ToolDefinition = {
+  name: 'todo',
+  description: TODO_DESCRIPTION,
+  parameters: TODO_PARAMETERS,
+  execute: (args, ctx) => runTool('todo', TODO_PARAMETERS, args, () => run(args, ctx)),
+};
+
+async function run(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
+  const binding = await boundOrResult(ctx);
+  if (isResult(binding)) return binding;
+  const engine = await ctx.engine();
+  const action = args.action as string;
+  const current = await engine.currentWork(ctx.sessionId);
+
+  if (action === 'create') {
+    const steps = (args.steps as StepArg[] | undefined) ?? [];
+    if (!current) {
+      const title = args.work_title as string | undefined;
+      if (!title) {
+        return { code: 'no_current_work', message: 'There is no current Work: pass work_title to start one for this request, or call todo_work next/switch to pick a Work from Dida.' };
+      }
+      const work = await engine.createWork(ctx.sessionId, binding.projectId, {
+        title,
+        steps: steps.map((s) => s.title),
+        level: (args.priority as SettablePriorityLevel | undefined) ?? 'medium',
+      });
+      const started = steps.filter((s) => s.status === 'in_progress').map((s) => ({ op: 'update' as const, step: s.title, status: 'in_progress' as const }));
+      const final = started.length ? (await engine.changeSteps(ctx.sessionId, started, keyOf(work))).work : work;
+      return { code: 'ok', message: `Created the Work "${final.title}" in Dida with ${steps.length} step(s).`, detail: renderWork(final), data: panelItems(final) };
+    }
+    if (steps.length === 0) return { code: 'invalid_argument', message: 'create needs steps: an array of {title, status?}.' };
+    const changes: StepChange[] = steps.map((s) => ({ op: 'add', title: s.title, ...(s.status ? { status: s.status } : {}) }));
+    const result = await engine.changeSteps(ctx.sessionId, changes);
+    return { code: 'ok', message: `Added ${steps.length} step(s) to "${result.work.title}".`, detail: renderWork(result.work), data: panelItems(result.work) };
+  }
+
+  if (!current) {
+    return { code: 'no_current_work', message: 'This session has no current Work; call todo_work next (after the person asks to check the queue) or todo_work switch, or todo create with work_title.' };
+  }
+
+  switch (action) {
+    case 'list':
+      return { code: 'ok', message: `Current Work "${current.title}".`, detail: renderWork(current), data: panelItems(current) };
+    case 'get': {
+      if (!args.step) return { code: 'invalid_argument', message: 'get needs step: a step id or exact title.' };
+      const step = findStep(current, args.step as string);
+      return { code: 'ok', message: `Step ${step.id} is ${step.status}.`, detail: stepLine(step) };
+    }
+    case 'update': {
+      const updates = (args.updates as UpdateArg[] | undefined) ?? [];
+      if (updates.length === 0) return { code: 'invalid_argument', message: 'update needs updates: an array of {step, status?, resolution?, title?}.' };
+      const changes: StepChange[] = updates.map((u) => ({
+        op: 'update',
+        step: u.step,
+        ...(u.status ? { status: u.status } : {}),
+        ...(u.resolution !== undefined ? { resolution: u.resolution } : {}),
+        ...(u.title !== undefined ? { title: u.title } : {}),
+      }));
+      const result = await engine.changeSteps(ctx.sessionId, changes);
+      return { code: 'ok', message: `Updated ${updates.length} step(s) of "${result.work.title}".`, detail: renderWork(result.work), data: panelItems(result.work) };
+    }
+    case 'delete': {
+      if (!args.step) return { code: 'invalid_argument', message: 'delete needs step: a step id or exact title.' };
+      const result = await engine.changeSteps(ctx.sessionId, [{ op: 'delete', step: args.step as string }]);
+      return { code: 'ok', message: `Deleted the step from "${result.work.title}".`, detail: renderWork(result.work), data: panelItems(result.work) };
+    }
+    case 'clear': {
+      const result = await engine.changeSteps(ctx.sessionId, [{ op: 'clear' }]);
+      return { code: 'ok', message: `Removed your unfinished steps from "${result.work.title}".`, detail: renderWork(result.work), data: panelItems(result.work) };
+    }
+    default:
+      return { code: 'invalid_argument', message: `Unknown action ${JSON.stringify(action)}.` };
+  }
+}

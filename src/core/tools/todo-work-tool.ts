@@ -1,0 +1,116 @@
+// The `todo_work` tool: the list's queue of Works (list, switch, next, refresh, finish_current, wait_for_human, resume, keep_open).
+import { finalizeWork } from '../finalize';
+import { renderQueuePayload, type QueuePayloadStrings } from '../queue-policy';
+import { keyOf } from '../work-io';
+import { visibleSteps, SETTLED } from '../work-state';
+import { boundOrResult, isResult, runTool } from './tool-runner';
+import type { ParameterSpec, ToolContext, ToolDefinition, ToolResult } from './tool-types';
+import { panelItems, renderWork } from './work-view';
+
+export const TODO_WORK_DESCRIPTION = `Choose and manage Works in the bound Dida list (each open Dida task is one Work, written by the person or by you).
+Actions:
+- list: the executable Works, highest priority first (drafts with no priority, Works waiting for the person, and Works scheduled for another day are left out).
+- next: take the top Work of the queue. Only allowed in a turn where the person asked to check the queue with their trigger phrase (or the automatic poller did); otherwise keep to the current Work.
+- switch: make the Work with the given id current (when the person names it).
+- refresh: re-read the list from Dida (picks up the person's edits and new items).
+- finish_current: send the current Work for review now if every step is completed or skipped.
+- wait_for_human: you cannot go on without the person (a decision, access, information): give the reason; the Work stops being picked up and the person is reminded in Dida. Never fake completion to stop.
+- resume: continue a Work that was waiting (after the person answered).
+- keep_open: keep (keep=true) or stop keeping the current Work open so it is not sent for review automatically (only when the person asked).`;
+
+export const TODO_WORK_PARAMETERS: Record<string, ParameterSpec> = {
+  action: {
+    type: 'string',
+    required: true,
+    enum: ['list', 'switch', 'next', 'refresh', 'finish_current', 'wait_for_human', 'resume', 'keep_open'],
+    description: 'What to do.',
+  },
+  work: { type: 'string', description: 'switch/resume: the Work id from todo_work list.' },
+  reason: { type: 'string', description: 'wait_for_human: one sentence the person will read saying what you need from them.' },
+  keep: { type: 'boolean', description: 'keep_open: true to keep the Work open, false to allow review again.' },
+};
+
+const QUEUE_STRINGS: QueuePayloadStrings = {
+  heading: 'Executable Works in the bound Dida list, highest priority first',
+  empty: 'Nothing is executable right now.',
+  levels: { none: 'none', low: 'low', medium: 'medium', high: 'high' },
+  idLabel: 'id',
+};
+
+export const todoWorkTool: ToolDefinition = {
+  name: 'todo_work',
+  description: TODO_WORK_DESCRIPTION,
+  parameters: TODO_WORK_PARAMETERS,
+  execute: (args, ctx) => runTool('todo_work', TODO_WORK_PARAMETERS, args, () => run(args, ctx)),
+};
+
+async function run(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
+  const binding = await boundOrResult(ctx);
+  if (isResult(binding)) return binding;
+  const engine = await ctx.engine();
+  const action = args.action as string;
+  const now = new Date(engine.deps.now());
+
+  switch (action) {
+    case 'list': {
+      const queue = await engine.queue(binding.projectId);
+      const waiting = queue.skipped.filter((s) => s.reason === 'waiting_for_human').length;
+      const note = waiting ? ` ${waiting} Work(s) are waiting for the person.` : '';
+      return { code: 'ok', message: `${queue.ranked.length} executable Work(s).${note}`, detail: renderQueuePayload(queue.ranked, { strings: QUEUE_STRINGS, now }) };
+    }
+    case 'next': {
+      if (!ctx.queueGranted) {
+        return { code: 'queue_not_granted', message: 'Picking from the queue needs the person to ask for it (their trigger phrase) in this turn; keep to the current Work or ask the person.' };
+      }
+      const queue = await engine.queue(binding.projectId);
+      const top = queue.ranked[0];
+      if (!top) return { code: 'queue_empty', message: 'No Work in the bound list is executable now; tell the person the queue is empty.' };
+      const work = await engine.switchTo(ctx.sessionId, binding.projectId, top.candidate.taskId);
+      return { code: 'ok', message: `Now working on "${work.title}".`, detail: renderWork(work), data: panelItems(work) };
+    }
+    case 'switch': {
+      if (!args.work) return { code: 'invalid_argument', message: 'switch needs work: a Work id from todo_work list.' };
+      await engine.sync(binding.projectId);
+      const work = await engine.switchTo(ctx.sessionId, binding.projectId, args.work as string);
+      return { code: 'ok', message: `Now working on "${work.title}".`, detail: renderWork(work), data: panelItems(work) };
+    }
+    case 'refresh': {
+      const report = await engine.sync(binding.projectId);
+      const current = await engine.currentWork(ctx.sessionId);
+      const summary = `Refreshed: ${report.tasks.length} open task(s), ${report.adopted.length} new, ${report.updated.length} changed by the person.`;
+      return current
+        ? { code: 'ok', message: summary, detail: renderWork(current), data: panelItems(current) }
+        : { code: 'ok', message: `${summary} This session has no current Work.` };
+    }
+    case 'finish_current': {
+      const current = await engine.currentWork(ctx.sessionId);
+      if (!current) return { code: 'no_current_work', message: 'This session has no current Work to finish.' };
+      const open = visibleSteps(current).filter((s) => !SETTLED.has(s.status));
+      if (open.length > 0) {
+        return { code: 'not_settled', message: `${open.length} step(s) are not completed or skipped yet (${open.map((s) => s.id).join(', ')}); settle them first.` };
+      }
+      const outcome = await finalizeWork(engine.deps, keyOf(current));
+      if (outcome.status === 'finalized' || outcome.status === 'already') return { code: 'ok', message: `"${current.title}" is sent to the person for review.` };
+      if (outcome.status === 'not_ready') return { code: outcome.code, message: outcome.message };
+      return { code: 'dida_unavailable', message: `Sending for review failed and will be retried automatically: ${outcome.message}` };
+    }
+    case 'wait_for_human': {
+      if (!args.reason) return { code: 'invalid_argument', message: 'wait_for_human needs reason: one sentence saying what you need from the person.' };
+      const work = await engine.waitForHuman(ctx.sessionId, args.reason as string, args.work as string | undefined);
+      return { code: 'ok', message: `"${work.title}" is waiting for the person; they were reminded in Dida. Stop working on it until they answer.` };
+    }
+    case 'resume': {
+      const work = await engine.resume(ctx.sessionId, args.work as string | undefined);
+      return { code: 'ok', message: `Resumed "${work.title}".`, detail: renderWork(work), data: panelItems(work) };
+    }
+    case 'keep_open': {
+      const current = await engine.currentWork(ctx.sessionId);
+      if (!current) return { code: 'no_current_work', message: 'This session has no current Work.' };
+      const keep = args.keep !== false;
+      await engine.keepOpen(keyOf(current), keep);
+      return { code: 'ok', message: keep ? `"${current.title}" stays open until the person allows review.` : `"${current.title}" will be sent for review when settled.` };
+    }
+    default:
+      return { code: 'invalid_argument', message: `Unknown action ${JSON.stringify(action)}.` };
+  }
+}

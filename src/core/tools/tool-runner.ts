@@ -1,0 +1,36 @@
+// Shared execution path of the tools: argument validation, binding lookup, domain outcomes as results.
+import { isDidaError, adviceFor } from '../../dida/dida-error';
+import { findBinding, type Binding } from '../../store/config-store';
+import { isWorkError } from '../engine-context';
+import { validateArgs } from './tool-args';
+import type { ParameterSpec, ToolContext, ToolResult } from './tool-types';
+
+export const UNBOUND_MESSAGE =
+  'This directory is not bound to a Dida list, so there is no Dida work here. Ask the person which list to use, then call dida_todo_setup with action "bind" and the list name (or run `dida-todo bind <list name>` in a terminal).';
+
+export async function boundOrResult(ctx: ToolContext): Promise<Binding | ToolResult> {
+  const binding = findBinding(await ctx.config.read(), ctx.cwd);
+  return binding ?? { code: 'not_bound', message: UNBOUND_MESSAGE };
+}
+
+export function isResult(value: unknown): value is ToolResult {
+  return typeof value === 'object' && value !== null && 'code' in value && 'message' in value && !('projectId' in value);
+}
+
+/** Validates, runs `body`, and turns domain outcomes (and a missing or rejected token) into results; other faults throw. */
+export async function runTool(
+  tool: string,
+  params: Record<string, ParameterSpec>,
+  args: Record<string, unknown>,
+  body: () => Promise<ToolResult>,
+): Promise<ToolResult> {
+  const invalid = validateArgs(args, params, tool);
+  if (invalid) return invalid;
+  try {
+    return await body();
+  } catch (error) {
+    if (isWorkError(error)) return { code: error.code, message: error.message };
+    if (isDidaError(error) && error.code === 'auth') return { code: 'dida_unavailable', message: `Dida cannot be used: ${adviceFor('auth')}. Tell the person; do not retry.` };
+    throw error;
+  }
+}
