@@ -67,13 +67,18 @@ async function requestsPerCall(sim: Simulator, op: Op, side: Side): Promise<numb
   return sim.totalRequests();
 }
 
-/** The floor under every CLI call: starting a Node process that does nothing. */
-function spawnNode(): Promise<void> {
+/** The floors under every CLI call: starting a Node process that does nothing, or that makes one fetch. */
+function spawnNode(script: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-e', '0'], { stdio: 'ignore' });
+    const child = spawn(process.execPath, ['-e', script], { stdio: 'ignore' });
     child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`node -e 0 exited ${code}`))));
+    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`node -e ${script.slice(0, 40)}… exited ${code}`))));
   });
+}
+
+function oneFetchScript(sim: Simulator, side: Side): string {
+  const url = `${sim.baseUrl}/project/${side.projectId}/task/${side.taskId}`;
+  return `fetch(${JSON.stringify(url)},{headers:{authorization:${JSON.stringify(`Bearer ${sim.token}`)}}}).then(r=>r.json()).then(()=>process.exit(0),()=>process.exit(1))`;
 }
 
 runSuite('gateway', 'Per-operation cost, HTTP gateway vs CLI adapter', async ({ quick }) => {
@@ -93,6 +98,7 @@ runSuite('gateway', 'Per-operation cost, HTTP gateway vs CLI adapter', async ({ 
   const cli = createCliGateway({ command: fake.command, env: fake.env, readRetries: 0 });
   const figures: OpFigures[] = [];
   let floor: Summary;
+  let fetchFloor: Summary;
   try {
     const a = await seedSide(sim, http, 'http');
     const b = await seedSide(sim, cli, 'cli');
@@ -117,8 +123,10 @@ runSuite('gateway', 'Per-operation cost, HTTP gateway vs CLI adapter', async ({ 
       }
     }
     sim.setLatency(0);
-    log('process start floor: node -e 0');
-    floor = summarize(await measure(() => spawnNode(), quick ? 5 : 20, 2));
+    log('process start floors: node -e 0, node -e "one fetch"');
+    floor = summarize(await measure(() => spawnNode('0'), quick ? 5 : 20, 2));
+    const fetchScript = oneFetchScript(sim, b);
+    fetchFloor = summarize(await measure(() => spawnNode(fetchScript), quick ? 5 : 20, 2));
   } finally {
     await cli.close();
     await http.close();
@@ -142,9 +150,9 @@ runSuite('gateway', 'Per-operation cost, HTTP gateway vs CLI adapter', async ({ 
       `${f.requests.http}/${f.requests.cli}`,
     ]),
     notes: [
-      `Floor of every CLI call — spawning \`node -e 0\`: median ${ms(floor.median)} ms, p95 ${ms(floor.p95)} ms (n=${floor.n}).`,
+      `Floor of every CLI call — spawning \`node -e 0\`: median ${ms(floor.median)} ms, p95 ${ms(floor.p95)} ms (n=${floor.n}); a Node process that makes one fetch (get task) and exits: median ${ms(fetchFloor.median)} ms, p95 ${ms(fetchFloor.p95)} ms.`,
       'The CLI is the fake `dida` (a real Node process doing the same HTTP calls); the real @suibiji/dida-cli loads more code, so it is at least this slow.',
     ],
   };
-  return { tables: [table], data: { items: ITEMS, ops: figures, nodeSpawnFloor: floor } };
+  return { tables: [table], data: { items: ITEMS, ops: figures, nodeSpawnFloor: floor, nodeOneFetchFloor: fetchFloor } };
 });

@@ -14,6 +14,8 @@ import { measure, summarize, type Summary } from '../lib/stats';
 const WORKS = 1000;
 const STEPS_PER_WORK = 5;
 const WORK_LOCK_KEY = 'work-6571f2a0c8e94b1d2f3a4b5c';
+/** A section that holds the lock about as long as one Dida call, for the last contention row. */
+const HELD_SECTION_MS = 20;
 
 // ---- realistic state --------------------------------------------------------------------------------------------
 
@@ -89,18 +91,21 @@ interface WorkerReport {
   finishedAt: number;
   waits: number[];
   holds: number[];
+  /** Absolute ms each acquisition was granted, to see who held the lock after whom. */
+  grantedAt: number[];
 }
 
 async function lockWorker(): Promise<void> {
-  const [lockDir, counterFile, nText] = process.argv.slice(2);
-  if (!lockDir || !counterFile || !nText) throw new Error('usage: <bundle> <lockDir> <counterFile> <n> (BENCH_LOCK_WORKER=1)');
+  const [lockDir, counterFile, nText, holdText] = process.argv.slice(2);
+  if (!lockDir || !counterFile || !nText) throw new Error('usage: <bundle> <lockDir> <counterFile> <n> [holdMs] (BENCH_LOCK_WORKER=1)');
   const n = Number(nText);
+  const holdMs = Number(holdText ?? '0');
   const clock = () => performance.timeOrigin + performance.now();
   // Warm the code paths (proper-lockfile import, mkdir) on a private key before the start signal.
   await withLock(lockDir, `warm-${process.pid}`, () => undefined);
   process.stdout.write('ready\n');
   await new Promise<void>((resolve) => createInterface({ input: process.stdin }).once('line', () => resolve()));
-  const report: WorkerReport = { startedAt: clock(), finishedAt: 0, waits: [], holds: [] };
+  const report: WorkerReport = { startedAt: clock(), finishedAt: 0, waits: [], holds: [], grantedAt: [] };
   for (let i = 0; i < n; i++) {
     const asked = clock();
     await withLock(lockDir, WORK_LOCK_KEY, async () => {
@@ -108,7 +113,10 @@ async function lockWorker(): Promise<void> {
       // A short critical section that also proves exclusion: an unguarded read-increment-write would lose counts.
       const value = Number(await readFile(counterFile, 'utf8'));
       await writeFile(counterFile, String(value + 1));
+      // Optionally stand in for a Dida call made while holding the Work lock.
+      if (holdMs > 0) await new Promise((resolve) => setTimeout(resolve, holdMs));
       report.waits.push(got - asked);
+      report.grantedAt.push(got);
       report.holds.push(clock() - got);
     });
   }
@@ -119,21 +127,28 @@ async function lockWorker(): Promise<void> {
 interface ContentionFigures {
   processes: number;
   perProcess: number;
+  /** Extra time spent inside each section (0 = just the counter update). */
+  holdMs: number;
+  /** Time inside sections / wall time: how busy the lock was kept. */
+  busy: number;
   acquisitions: number;
   wallMs: number;
   perSecond: number;
   wait: Summary;
   hold: Summary;
+  /** Acquisitions by a different process than the previous one, and the waits of just those. */
+  handoffs: number;
+  handoffWait: Summary | undefined;
   counterOk: boolean;
 }
 
-async function contend(dir: string, processes: number, perProcess: number): Promise<ContentionFigures> {
-  const lockDir = path.join(dir, `locks-${processes}`);
-  const counterFile = path.join(dir, `counter-${processes}`);
+async function contend(dir: string, processes: number, perProcess: number, holdMs: number): Promise<ContentionFigures> {
+  const lockDir = path.join(dir, `locks-${processes}-${holdMs}`);
+  const counterFile = path.join(dir, `counter-${processes}-${holdMs}`);
   await writeFile(counterFile, '0');
   const script = process.argv[1] as string;
   const children = Array.from({ length: processes }, () =>
-    spawn(process.execPath, [script, lockDir, counterFile, String(perProcess)], {
+    spawn(process.execPath, [script, lockDir, counterFile, String(perProcess), String(holdMs)], {
       stdio: ['pipe', 'pipe', 'inherit'],
       env: { ...process.env, BENCH_LOCK_WORKER: '1', BENCH_RESULT_FILE: '' },
     }),
@@ -158,14 +173,23 @@ async function contend(dir: string, processes: number, perProcess: number): Prom
   const finishedAt = Math.max(...reports.map((r) => r.finishedAt));
   const acquisitions = processes * perProcess;
   const wallMs = finishedAt - startedAt;
+  const grants = reports
+    .flatMap((r, worker) => r.grantedAt.map((at, i) => ({ at, worker, wait: r.waits[i] as number })))
+    .sort((x, y) => x.at - y.at);
+  const handoffWaits = grants.filter((g, i) => i > 0 && g.worker !== (grants[i - 1] as { worker: number }).worker).map((g) => g.wait);
+  const holds = reports.flatMap((r) => r.holds);
   return {
     processes,
     perProcess,
+    holdMs,
+    busy: holds.reduce((sum, h) => sum + h, 0) / wallMs,
     acquisitions,
     wallMs,
     perSecond: (acquisitions / wallMs) * 1000,
     wait: summarize(reports.flatMap((r) => r.waits)),
-    hold: summarize(reports.flatMap((r) => r.holds)),
+    hold: summarize(holds),
+    handoffs: handoffWaits.length,
+    handoffWait: handoffWaits.length ? summarize(handoffWaits) : undefined,
     counterOk: counter === acquisitions,
   };
 }
@@ -229,9 +253,15 @@ if (process.env.BENCH_LOCK_WORKER === '1') {
       const compactBytes = Buffer.byteLength(JSON.stringify({ version: ENGINE_STATE_VERSION, ...parsed }));
 
       const contention: ContentionFigures[] = [];
-      for (const processes of [1, 2, 4]) {
-        log(`lock contention: ${processes} process(es) × ${perProcess} critical sections on one Work lock`);
-        contention.push(await contend(dir, processes, perProcess));
+      const plans = [
+        { processes: 1, n: perProcess, holdMs: 0 },
+        { processes: 2, n: perProcess, holdMs: 0 },
+        { processes: 4, n: perProcess, holdMs: 0 },
+        { processes: 4, n: quick ? 5 : 20, holdMs: HELD_SECTION_MS },
+      ];
+      for (const plan of plans) {
+        log(`lock contention: ${plan.processes} process(es) × ${plan.n} sections (+${plan.holdMs} ms) on one Work lock`);
+        contention.push(await contend(dir, plan.processes, plan.n, plan.holdMs));
       }
 
       const rmwTable: BenchTable = {
@@ -263,20 +293,28 @@ if (process.env.BENCH_LOCK_WORKER === '1') {
         }),
       };
       const lockTable: BenchTable = {
-        title: `Processes contending on one Work lock (${perProcess} short critical sections each)`,
-        columns: ['processes', 'acquisitions', 'wall', 'acquisitions/s', 'wait median', 'wait p95', 'wait max', 'hold median', 'exclusion'],
+        title: 'Processes contending on one Work lock, milliseconds',
+        columns: ['processes', 'section', 'acquisitions', 'wall', 'acquisitions/s', 'lock busy', 'wait median', 'wait p95', 'wait max', 'hold median', 'hand-offs', 'hand-off wait median', 'hand-off wait p95', 'exclusion'],
         rows: contention.map((c) => [
           String(c.processes),
-          String(c.acquisitions),
+          c.holdMs > 0 ? `counter + ${c.holdMs} ms` : 'counter only',
+          `${c.processes}×${c.perProcess}`,
           `${ms(c.wallMs)} ms`,
           c.perSecond.toFixed(c.perSecond >= 100 ? 0 : 1),
+          `${Math.round(c.busy * 100)} %`,
           ms(c.wait.median),
           ms(c.wait.p95),
           ms(c.wait.max),
           ms(c.hold.median),
+          String(c.handoffs),
+          c.handoffWait ? ms(c.handoffWait.median) : '–',
+          c.handoffWait ? ms(c.handoffWait.p95) : '–',
           c.counterOk ? 'ok' : 'LOST UPDATES',
         ]),
-        notes: ['Wait = from calling withLock to entering the section, in ms. Exclusion: a counter incremented inside the section must end at processes × n.'],
+        notes: [
+          'Wait = from calling withLock to entering the section. Hand-off = the lock went to a different process than the previous holder. Lock busy = time inside sections / wall time.',
+          'Exclusion: a counter incremented (read, +1, write) inside the section must end at processes × n.',
+        ],
       };
       return {
         tables: [rmwTable, cpuTable, lockTable],
