@@ -1,0 +1,184 @@
+// `dida-todo bind`, `unbind` and `lists` against the simulator.
+import { mkdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../../src/sim/simulator';
+import { closedPort, exists, makeCliHome, modeOf, oneErrorLine, type CliHome } from '../helpers/cli-harness';
+
+let sim: Simulator;
+let h: CliHome;
+let base: string[];
+let work: { id: string };
+let old: { id: string };
+
+beforeEach(async () => {
+  sim = await startSimulator();
+  work = sim.seedProject({ name: 'Work' });
+  old = sim.seedProject({ name: 'Old', closed: true });
+  h = await makeCliHome();
+  base = ['--base-url', sim.baseUrl];
+  expect((await h.run(['login', '--token', sim.token, ...base])).code).toBe(0);
+});
+
+afterEach(async () => {
+  await sim.close();
+  await h.cleanup();
+});
+
+describe('bind', () => {
+  it('binds the current directory to the open list with that name', async () => {
+    const result = await h.run(['bind', 'Work', ...base]);
+    expect(result.code).toBe(0);
+    expect(result.out).toContain(`Bound ${h.project} → "Work" (${work.id})`);
+    expect(await readFile(h.configFile, 'utf8')).toContain(`projectId: ${work.id}`);
+    expect(await modeOf(h.configFile)).toBe(0o600);
+    expect(result.out + result.err).not.toContain(sim.token);
+  });
+
+  it('creates the list when no open list has the name (an archived one does not count), JSON output', async () => {
+    const result = await h.run(['bind', 'Old', '--cwd', h.project, ...base, '--json']);
+    expect(result.code).toBe(0);
+    const json = result.json<{ ok: boolean; cwd: string; projectId: string; name: string; created: boolean }>();
+    expect(json).toMatchObject({ ok: true, cwd: h.project, name: 'Old', created: true });
+    expect(json.projectId).not.toBe(old.id);
+    expect(sim.listProjects().filter((p) => p.name === 'Old')).toHaveLength(2);
+  });
+
+  it('resolves --cwd relative to the current directory and rebinding replaces the binding', async () => {
+    const sub = path.join(h.project, 'sub');
+    await mkdir(sub);
+    expect((await h.run(['bind', 'Work', '--cwd', 'sub', ...base])).code).toBe(0);
+    const again = await h.run(['bind', 'Other list', '--cwd', 'sub', ...base, '--json']);
+    expect(again.code).toBe(0);
+    const text = await readFile(h.configFile, 'utf8');
+    expect(text.match(/cwd:/g)).toHaveLength(1);
+    expect(text).toContain(sub);
+    expect(text).toContain('label: Other list');
+  });
+
+  it('refuses an ambiguous name, listing the ids, and writes nothing', async () => {
+    const twin = sim.seedProject({ name: 'Work' });
+    const result = await h.run(['bind', 'Work', ...base]);
+    expect(result.code).toBe(2);
+    const line = oneErrorLine(result);
+    expect(line).toContain(work.id);
+    expect(line).toContain(twin.id);
+    expect(line).toMatch(/bind one by id/);
+    expect(await exists(h.configFile)).toBe(false);
+  });
+
+  it('binds by --id, and refuses an archived or unknown id', async () => {
+    const ok = await h.run(['bind', '--id', work.id, ...base, '--json']);
+    expect(ok.code).toBe(0);
+    expect(ok.json()).toMatchObject({ projectId: work.id, name: 'Work', created: false });
+
+    const before = await readFile(h.configFile, 'utf8');
+    const archived = await h.run(['bind', '--id', old.id, '--cwd', h.root, ...base]);
+    expect(archived.code).toBe(2);
+    expect(oneErrorLine(archived)).toMatch(/"Old" is archived/);
+    const unknown = await h.run(['bind', '--id', 'no-such-list', '--cwd', h.root, ...base, '--json']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.json()).toMatchObject({ ok: false, exitCode: 2, error: { code: 'list_missing' } });
+    expect(await readFile(h.configFile, 'utf8')).toBe(before);
+  });
+
+  it.each([
+    [['bind'], /Pass the name of the Dida list/],
+    [['bind', 'A', 'B'], /Pass one list name; quote names with spaces/],
+    [['bind', 'A', '--id', 'x'], /either a list name or --id/],
+    [['bind', 'A', '--cwd', '/definitely/not/here'], /is not an existing directory/],
+  ])('usage error %j exits 2', async (argv, pattern) => {
+    const result = await h.run([...argv, ...base]);
+    expect(result.code).toBe(2);
+    expect(oneErrorLine(result)).toMatch(pattern);
+    expect(await exists(h.configFile)).toBe(false);
+  });
+
+  it('without a token exits 3; with a rejected token exits 3 naming the source; unreachable exits 1', async () => {
+    await h.run(['logout']);
+    const none = await h.run(['bind', 'Work', ...base]);
+    expect(none.code).toBe(3);
+    expect(oneErrorLine(none)).toMatch(/No Dida token is configured.*dida-todo login/);
+
+    const rejected = await h.run(['bind', 'Work', ...base], { env: { DIDA_TODO_TOKEN: 'stale-token-0123456789' } });
+    expect(rejected.code).toBe(3);
+    expect(oneErrorLine(rejected)).toMatch(/Dida rejected the token from the DIDA_TODO_TOKEN environment variable \(401\)/);
+    expect(rejected.err).not.toContain('stale-token-0123456789');
+
+    const port = await closedPort();
+    const down = await h.run(['bind', 'Work', '--base-url', `http://127.0.0.1:${port}/open/v1`], { env: { DIDA_TODO_TOKEN: sim.token } });
+    expect(down.code).toBe(1);
+    expect(oneErrorLine(down)).toMatch(/Could not reach Dida/);
+    expect(await exists(h.configFile)).toBe(false);
+  });
+});
+
+describe('unbind', () => {
+  it('removes the binding of the directory', async () => {
+    await h.run(['bind', 'Work', ...base]);
+    const result = await h.run(['unbind', '--json']);
+    expect(result.code).toBe(0);
+    expect(result.json()).toEqual({ ok: true, cwd: h.project, projectId: work.id, label: 'Work' });
+    expect(await readFile(h.configFile, 'utf8')).not.toContain(work.id);
+    expect(sim.listProjects().some((p) => p.id === work.id)).toBe(true);
+  });
+
+  it('exits 4 when the directory is not bound, and names the ancestor binding it inherits', async () => {
+    const none = await h.run(['unbind']);
+    expect(none.code).toBe(4);
+    expect(oneErrorLine(none)).toMatch(/is not bound to a Dida list/);
+
+    await h.run(['bind', 'Work', '--cwd', h.root, ...base]);
+    const before = await readFile(h.configFile, 'utf8');
+    const inherited = await h.run(['unbind', '--cwd', h.project]);
+    expect(inherited.code).toBe(4);
+    expect(oneErrorLine(inherited)).toContain(`unbind --cwd ${h.root}`);
+    expect(await readFile(h.configFile, 'utf8')).toBe(before);
+  });
+});
+
+describe('lists', () => {
+  it('shows every list with id, archived flag and bound directories', async () => {
+    await h.run(['bind', 'Work', ...base]);
+    const result = await h.run(['lists', ...base, '--json']);
+    expect(result.code).toBe(0);
+    expect(result.json()).toEqual({
+      ok: true,
+      lists: [
+        { id: work.id, name: 'Work', archived: false, boundDirs: [h.project] },
+        { id: old.id, name: 'Old', archived: true, boundDirs: [] },
+      ],
+      missingLists: [],
+    });
+    const human = await h.run(['lists', ...base]);
+    expect(human.out).toMatch(new RegExp(`Work\\s+${work.id}\\s+← ${h.project}`));
+    expect(human.out).toMatch(/Old\s+\S+ \[archived\]/);
+    expect(human.out).not.toMatch(/\u001b\[/);
+  });
+
+  it('reports bindings whose list was deleted', async () => {
+    await h.run(['bind', 'Work', ...base]);
+    sim.deleteProject(work.id);
+    const result = await h.run(['lists', ...base, '--json']);
+    expect(result.json()).toMatchObject({ missingLists: [{ cwd: h.project, projectId: work.id, label: 'Work' }] });
+  });
+
+  it('uses colours only on a terminal without NO_COLOR', async () => {
+    const tty = await h.run(['lists', ...base], { tty: true });
+    expect(tty.out).toMatch(/\u001b\[/);
+    const noColor = await h.run(['lists', ...base], { tty: true, env: { NO_COLOR: '1' } });
+    expect(noColor.out).not.toMatch(/\u001b\[/);
+    const json = await h.run(['lists', ...base, '--json'], { tty: true });
+    expect(json.out).not.toMatch(/\u001b\[/);
+  });
+
+  it('a 401 exits 3 and a takes-no-arguments mistake exits 2', async () => {
+    sim.injectFault({ route: 'GET /project', kind: 'status', status: 401, times: 1 });
+    const rejected = await h.run(['lists', ...base]);
+    expect(rejected.code).toBe(3);
+    expect(oneErrorLine(rejected)).toMatch(/Dida rejected the token from .*credentials\.json/);
+    const usage = await h.run(['lists', 'Work']);
+    expect(usage.code).toBe(2);
+    oneErrorLine(usage);
+  });
+});
