@@ -37,7 +37,9 @@ export function readStdinLine(stream: NodeJS.ReadStream): Promise<string> {
       stream.off('data', onData);
       stream.off('end', onEnd);
       stream.off('error', onError);
+      // Nothing else reads stdin: let go of it, or an open pipe would keep the process alive.
       stream.pause();
+      stream.destroy();
     };
     const onData = (chunk: string | Buffer) => {
       text += chunk.toString();
