@@ -172,6 +172,15 @@ describe('lists', () => {
     expect(json.out).not.toMatch(/\u001b\[/);
   });
 
+  it('tells stderr what it is waiting for when Dida is slower than a second', async () => {
+    sim.setLatency(1_300);
+    const result = await h.run(['lists', ...base, '--json']);
+    sim.setLatency(0);
+    expect(result.code).toBe(0);
+    expect(result.err).toBe('Reading your Dida lists…\n');
+    expect(result.json<{ lists: unknown[] }>().lists).toHaveLength(2);
+  });
+
   it('a 401 exits 3 and a takes-no-arguments mistake exits 2', async () => {
     sim.injectFault({ route: 'GET /project', kind: 'status', status: 401, times: 1 });
     const rejected = await h.run(['lists', ...base]);
