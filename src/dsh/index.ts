@@ -1,12 +1,14 @@
-// The dsh plugin entry: named exports only (no default export), wiring dsh to the host-neutral engine.
+// The dsh plugin entry: named exports only (no default export); it only wires dsh to the host-neutral engine.
+import { DshHost } from './dsh-host';
+import type { HostContext } from './host-types';
 import { RowConfig } from './row-config';
 
 export const name = 'dida-todo';
-/** Services every dsh profile provides; optional ones are read with ctx.get. */
-export const inject: string[] = [];
+/** Services every dsh profile provides; optional ones (goals, systemPrompt, timer) are read with ctx.get. */
+export const inject = ['agents', 'tools'];
 export const Config = RowConfig;
 export type Config = RowConfig;
 
-export function apply(_ctx: unknown, config: Config): void {
-  process.stderr.write(`[dida-todo] loaded (locale ${config.locale}, auto-continue ${config.maxAutoContinue})\n`);
+export function apply(ctx: HostContext, config: Config): void {
+  new DshHost(ctx, config).start();
 }

@@ -8,6 +8,12 @@ import { withLock, type LockOptions } from './file-lock';
 import { displayPath } from './paths';
 
 export const CONFIG_VERSION = 1;
+
+/** Loads the yaml library lazily (it is a separate chunk of the bundle). */
+async function loadYaml(): Promise<typeof import('yaml')> {
+  const imported = (await import('yaml')) as typeof import('yaml') & { default?: typeof import('yaml') };
+  return typeof imported.parseDocument === 'function' ? imported : (imported.default as typeof import('yaml'));
+}
 export const DEFAULT_POLL_INTERVAL_MINUTES = 10;
 
 const BindingSchema = z.strictObject({
@@ -68,7 +74,7 @@ export function normalizeCwd(cwd: string): string {
 
 /** Parses config.yaml text; `file` is used in error messages only. Throws `ConfigError`. */
 export async function parseConfigText(text: string, file: string): Promise<DidaTodoConfig> {
-  const YAML = await import('yaml');
+  const YAML = await loadYaml();
   const doc = YAML.parseDocument(text);
   const syntaxError = doc.errors[0];
   if (syntaxError) {
@@ -121,7 +127,7 @@ export async function loadConfig(file: string): Promise<LoadedConfig> {
 
 /** Serializes a config as YAML in a stable key order, behind `header` (a comment block). */
 export async function serializeConfig(config: DidaTodoConfig, header = DEFAULT_HEADER): Promise<string> {
-  const YAML = await import('yaml');
+  const YAML = await loadYaml();
   const ordered = dropUndefined({
     version: config.version,
     region: config.region,

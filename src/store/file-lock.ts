@@ -90,7 +90,9 @@ async function acquireFileLock(
   compromised: AbortController,
   timeoutError: () => LockTimeoutError,
 ): Promise<() => Promise<void>> {
-  const lockfile = await import('proper-lockfile');
+  // CommonJS module: bundled, its functions sit on `default`; under Node's own loader both shapes occur.
+  const imported = (await import('proper-lockfile')) as typeof import('proper-lockfile') & { default?: typeof import('proper-lockfile') };
+  const lockfile = imported.default ?? imported;
   await mkdir(path.dirname(lockPath), { recursive: true, mode: 0o700 });
   const target = lockPath.replace(/\.lock$/, '.lock-target');
   const stale = Math.max(2000, staleMs);

@@ -8,6 +8,7 @@ import { resolveToken, type ResolvedToken } from '../dida/token-source';
 import type { ConfigPort } from '../core/bindings';
 import type { LockPort, StatePort } from '../core/engine-context';
 import { getLocale, type Locale, type LocaleId } from '../core/locale';
+import { WorkEngine } from '../core/work-engine';
 import { ENGINE_STATE_VERSION, EngineStateSchema, emptyEngineState, type EngineState } from '../core/work-state';
 import { createConfigReader, updateConfig, type DidaTodoConfig } from '../store/config-store';
 import { withLock } from '../store/file-lock';
@@ -124,5 +125,39 @@ export function openRuntime(options: RuntimeOptions = {}): Runtime {
       gatewayPromise = undefined;
       if (pending) await (await pending.catch(() => undefined))?.close();
     },
+  };
+}
+
+/**
+ * A lazily created WorkEngine over the runtime. The account's time zone is read once from Dida's preference
+ * (falling back to this machine's zone). A failure to create it (no token) is retried on the next call.
+ */
+export function engineProvider(runtime: Runtime, log?: (line: string) => void): () => Promise<WorkEngine> {
+  let pending: Promise<WorkEngine> | undefined;
+  const make = async (): Promise<WorkEngine> => {
+    const gateway = await runtime.gateway();
+    let timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+    try {
+      timeZone = (await gateway.getPreference()).timeZone || timeZone;
+    } catch (error) {
+      log?.(`could not read the Dida time zone, using ${timeZone}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    return new WorkEngine({
+      gateway,
+      state: runtime.state,
+      locks: runtime.locks,
+      now: () => Date.now(),
+      locale: runtime.locale,
+      timeZone,
+      hostLabel: runtime.hostLabel,
+      ...(log ? { log } : {}),
+    });
+  };
+  return () => {
+    pending ??= make().catch((error: unknown) => {
+      pending = undefined;
+      throw error;
+    });
+    return pending;
   };
 }
