@@ -137,6 +137,11 @@ function machineInfo() {
   };
 }
 
+/** The 1-minute load average, rounded: other work on the machine skews every figure. */
+function load1() {
+  return Math.round(os.loadavg()[0] * 100) / 100;
+}
+
 function width(text) {
   // Good enough for the ASCII, ·, × and – used in the tables.
   return [...text].length;
@@ -184,7 +189,11 @@ async function main() {
   const failed = [];
   const started = Date.now();
   for (const suite of selected) {
-    process.stderr.write(`▶ ${suite.name}: ${suite.title}\n`);
+    const loadBefore = load1();
+    process.stderr.write(`▶ ${suite.name}: ${suite.title} (load average ${loadBefore} on ${machine.cpus} CPUs)\n`);
+    if (loadBefore > machine.cpus / 2) {
+      process.stderr.write(`  ! the machine is busy (load ${loadBefore}); figures will be noisy — the A/B ratios less so than absolute times.\n`);
+    }
     let outcome;
     try {
       outcome = await runChild(await bundle(suite.name), suite.name, args.quick);
@@ -196,8 +205,8 @@ async function main() {
       process.stderr.write(`✗ ${suite.name} ${outcome.error}\n\n`);
       continue;
     }
-    suites[suite.name] = { ...outcome.result, machine };
-    process.stderr.write(`✓ ${suite.name} (${outcome.result.seconds} s)\n\n`);
+    suites[suite.name] = { ...outcome.result, machine, load: { before: loadBefore, after: load1() } };
+    process.stderr.write(`✓ ${suite.name} (${outcome.result.seconds} s, load average after ${load1()})\n\n`);
     for (const table of outcome.result.tables) process.stdout.write(`${textTable(table)}\n\n`);
     if (args.markdown) for (const table of outcome.result.tables) process.stdout.write(`${markdownTable(table)}\n\n`);
   }
