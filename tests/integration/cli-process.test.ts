@@ -75,10 +75,8 @@ describe('built dida-todo executable', () => {
     expect(status.stdout + status.stderr).not.toContain(sim.token);
   });
 
-  // Known bug outside the CLI: in the esbuild bundle `await import('proper-lockfile')` only has `default`, so every
-  // cross-process lock (config and state updates) fails with "lock is not a function". Drop `.fails` once
-  // src/store/file-lock.ts unwraps the CommonJS default export.
-  it.fails('binds a directory from the built executable (takes the config lock)', async () => {
+  // In the esbuild bundle the CommonJS proper-lockfile only has `default`; this catches a lock layer that forgets it.
+  it('binds a directory from the built executable (takes the config lock)', async () => {
     const bound = await run(['bind', 'Work', '--cwd', out, '--base-url', sim.baseUrl]);
     expect(bound.stderr).toBe('');
     expect(bound.code).toBe(0);
