@@ -121,7 +121,8 @@ export function findToken(runtime: Runtime, env: NodeJS.ProcessEnv): Promise<Res
 export type TokenInfo = Omit<ResolvedToken, 'token'>;
 
 /** Where a token came from, for a person (never the token). */
-export function describeSource(source: TokenInfo, home: string | undefined): string {
+export function describeSource(source: TokenInfo, homeDir: string | undefined): string {
+  const home = homeDir || undefined;
   switch (source.source) {
     case 'env':
       return 'the DIDA_TODO_TOKEN environment variable';
