@@ -50,12 +50,17 @@ export async function saveWork(deps: EngineDeps, work: WorkRecord, extra?: (stat
   });
 }
 
-/** Re-reads the Work's task inside its lock; a deleted task closes the Work and is reported. */
+/**
+ * Re-reads the Work's task inside its lock; a deleted task closes the Work and is reported. A 404 is confirmed
+ * with the list's data first: a task still listed there is not deleted, and the 404 is thrown as the fault it is.
+ */
 export async function readTask(deps: EngineDeps, work: WorkRecord): Promise<Task> {
   try {
     return await deps.gateway.getTask(work.projectId, work.taskId);
   } catch (error) {
     if (isDidaError(error) && error.code === 'not_found') {
+      const listed = (await deps.gateway.getProjectData(work.projectId)).tasks.some((t) => t.id === work.taskId);
+      if (listed) throw error;
       work.phase = 'closed';
       work.outcome = 'deleted';
       await saveWork(deps, work);
