@@ -1,4 +1,5 @@
 // Step changes of one Work (add, status/resolution, rename, delete, clear), coalesced into one Dida write.
+import { isDidaError, type DidaErrorCode } from '../dida/dida-error';
 import type { EngineDeps } from './engine-context';
 import { WorkError } from './engine-context';
 import { MAX_COMMENT_LENGTH, MAX_ITEM_TITLE_LENGTH, sanitizeForDida } from './text-guard';
@@ -20,6 +21,8 @@ export interface StepChangeResult {
 }
 
 const MAX_RESOLUTION = 1000;
+/** Dida error codes that mean a write was not applied. */
+const REFUSED: ReadonlySet<DidaErrorCode> = new Set(['auth', 'forbidden', 'not_found', 'rate_limited']);
 
 /** Finds a visible step by id, or by exact (then case-insensitive) title; ambiguous titles are an error. */
 export function findStep(work: WorkRecord, ref: string): StepRecord {
@@ -148,7 +151,8 @@ export function progressComment(deps: EngineDeps, transitions: StepChangeResult[
 /**
  * Applies step changes to a Work under its cross-process lock: re-reads the task, folds in what the person
  * changed, validates and applies the changes, writes the whole checklist once, posts one progress comment,
- * and saves. The intent is saved before the write; when the write fails the record is put back as it was.
+ * and saves. The intent is saved before the write; when Dida refuses the write the record is put back as it was,
+ * when the outcome is unknown (timeout, dropped or truncated answer, server error) the intent is kept.
  */
 export async function changeSteps(deps: EngineDeps, key: string, changes: readonly StepChange[]): Promise<StepChangeResult> {
   return deps.locks.withLock(lockKeyOf(key), async () => {
@@ -174,7 +178,10 @@ export async function changeSteps(deps: EngineDeps, key: string, changes: readon
     try {
       answered = await writeSteps(deps, work, task);
     } catch (error) {
-      await saveWork(deps, before);
+      // Dida refused the write: nothing changed there, so neither does the record. Any other failure may have
+      // been applied (a timeout, a dropped or truncated answer): the intent stays, so the items it added are
+      // still known as the agent's and the next write carries whatever did not arrive.
+      if (isDidaError(error) && REFUSED.has(error.code)) await saveWork(deps, before);
       throw error;
     }
     const comment = progressComment(deps, transitions);
