@@ -5,7 +5,7 @@ import { detectQueueGrant } from '../core/queue-policy';
 import { TOOLS, panelItems, type ToolContext } from '../core/tools';
 import { SETTLED, visibleSteps } from '../core/work-state';
 import type { WorkEngine } from '../core/work-engine';
-import { findBinding } from '../store/config-store';
+import { findBinding, type DidaTodoConfig } from '../store/config-store';
 import { engineProvider, openRuntime, type Runtime } from '../wiring/runtime';
 import { AgentTracker, inBackground, type AgentTrack } from './agent-tracker';
 import type { HostAgent, HostContext, LlmFailureLike, SessionEvent, SystemPromptService, UserMessageLike, GoalsService } from './host-types';
@@ -59,6 +59,8 @@ export class DshHost {
 
   start(): void {
     const { ctx } = this;
+    // Read config.yaml now, so a session created later knows its binding before its first prompt is assembled.
+    this.refreshConfig();
     for (const tool of TOOLS) ctx.tools.register(bridgeTool(tool, (exec) => this.toolContext(exec.agent, exec.signal)));
 
     ctx.on('agent/created', ({ agent }: { agent: HostAgent }) => this.onCreated(agent));
@@ -109,10 +111,23 @@ export class DshHost {
     };
   }
 
+  private latestConfig: DidaTodoConfig | undefined;
+
+  private refreshConfig(): Promise<DidaTodoConfig | undefined> {
+    return this.runtime.config.read().then(
+      (config) => (this.latestConfig = config),
+      (error: unknown) => {
+        log(error instanceof Error ? error.message : String(error));
+        return undefined;
+      },
+    );
+  }
+
   private onCreated(agent: HostAgent): void {
     try {
       const track = this.tracker.add(agent);
       if (track.subagent) return;
+      if (this.latestConfig) track.binding = findBinding(this.latestConfig, track.cwd);
       track.ready = this.attach(track).catch((error: unknown) => log(`binding the session failed: ${error instanceof Error ? error.message : String(error)}`));
       inBackground(track, track.ready, log, 'binding the session');
     } catch (error) {
@@ -122,8 +137,8 @@ export class DshHost {
 
   /** Resolves the binding (no Dida traffic when unbound), syncs in the background, notes a crash-interrupted turn. */
   private async attach(track: AgentTrack): Promise<void> {
-    const config = await this.runtime.config.read();
-    track.binding = findBinding(config, track.cwd);
+    const config = await this.refreshConfig();
+    if (config) track.binding = findBinding(config, track.cwd);
     if (!track.binding) return;
     const session = (await this.runtime.state.read()).sessions[track.sessionId];
     if (shouldRecoverCrash(session?.turnOpenSince, Date.now())) {
