@@ -3,7 +3,7 @@
 import { isDidaError } from '../dida/dida-error';
 import type { Task } from '../dida/types';
 import { processAcceptance } from './acceptance';
-import { isBundleTaskTitle } from './acceptance-report';
+import { isBundleTaskTitle, reworkTitle } from './acceptance-report';
 import type { EngineDeps } from './engine-context';
 import { WorkError } from './engine-context';
 import { finalizeWork } from './finalize';
@@ -66,8 +66,15 @@ export async function syncList(deps: EngineDeps, projectId: string): Promise<Syn
   const after = await deps.state.update((state) => {
     const newId = stepIdFactory(deps, state);
     const now = deps.now();
+    // A rework task an interrupted review already filed is that review's to pick up, not a new request.
+    const reworksInFlight = new Set(
+      Object.values(state.works)
+        .filter((w) => w.projectId === projectId && w.phase === 'accepting' && w.acceptance && !w.acceptance.closed && !w.acceptance.reworkTaskId)
+        .map((w) => reworkTitle(deps.locale, w)),
+    );
     for (const task of tasks) {
       if (state.ownTasks[task.id] || isBundleTaskTitle(ALL_LOCALES, task.title)) continue;
+      if (!state.works[workKey(task.id, taskOccurrence(task, deps))] && reworksInFlight.has(task.title)) continue;
       const occurrence = taskOccurrence(task, deps);
       const key = workKey(task.id, occurrence);
       const work = state.works[key];
