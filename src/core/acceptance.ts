@@ -5,7 +5,7 @@ import { reworkTitle } from './acceptance-report';
 import { humanFingerprint } from './item-codec';
 import type { EngineDeps } from './engine-context';
 import { MAX_COMMENT_LENGTH, MAX_ITEM_TITLE_LENGTH, MAX_REPORT_LENGTH, sanitizeForDida } from './text-guard';
-import { keyOf, loadWork, lockKeyOf, saveWork, stepIdFactory } from './work-io';
+import { completeOwnTask, keyOf, loadWork, lockKeyOf, saveWork, stepIdFactory } from './work-io';
 import type { WorkRecord } from './work-state';
 
 export type AcceptanceOutcome =
@@ -33,11 +33,22 @@ export async function processAcceptance(deps: EngineDeps, key: string, acceptanc
       await saveWork(deps, work);
       return { status: 'accepted' };
     }
-    const comments = acceptanceOpen ? await deps.gateway.listComments(work.projectId, acceptance.taskId) : [];
+    // An interrupted rework may have acknowledged and completed the acceptance already: read its comments then too.
+    const comments = acceptanceOpen ? await deps.gateway.listComments(work.projectId, acceptance.taskId) : await commentsIfAny(deps, work.projectId, acceptance.taskId);
     const feedback = ownerFeedback(deps, work, comments);
     if (feedback.length === 0 && !acceptance.reworkTaskId) return { status: 'pending' };
     return rework(deps, work, feedback, comments);
   });
+}
+
+/** The comments of a task that may have been deleted (none then). */
+async function commentsIfAny(deps: EngineDeps, projectId: string, taskId: string): Promise<Comment[]> {
+  try {
+    return await deps.gateway.listComments(projectId, taskId);
+  } catch (error) {
+    if (isDidaError(error) && error.code === 'not_found') return [];
+    throw error;
+  }
 }
 
 /** Comments by the owner after the anchor that are not the bundle's own texts and not handled yet. */
@@ -117,11 +128,7 @@ async function rework(deps: EngineDeps, work: WorkRecord, feedback: Comment[], c
   if (!comments.some((c) => c.title === ack)) {
     await gateway.addComment(work.projectId, acceptance.taskId, ack);
   }
-  try {
-    await gateway.completeTask(work.projectId, acceptance.taskId);
-  } catch (error) {
-    if (!(isDidaError(error) && error.code === 'not_found')) throw error;
-  }
+  await completeOwnTask(deps, work.projectId, acceptance.taskId);
   acceptance.closed = true;
   work.phase = 'closed';
   work.outcome = 'rework';

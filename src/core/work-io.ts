@@ -111,3 +111,23 @@ export async function writeSteps(deps: EngineDeps, work: WorkRecord, task: Task)
 export function occurrenceOf(task: Task, zone: string): string {
   return occurrenceKey(task, zone);
 }
+
+/**
+ * Completes a task the bundle filed (acceptance todo, reminder). A 404 means it is already gone (the person
+ * deleted it) only when a re-read confirms it; a task still there and open keeps the 404 as the fault it is.
+ */
+export async function completeOwnTask(deps: EngineDeps, projectId: string, taskId: string): Promise<void> {
+  try {
+    await deps.gateway.completeTask(projectId, taskId);
+  } catch (error) {
+    if (!(isDidaError(error) && error.code === 'not_found')) throw error;
+    let stillOpen: boolean;
+    try {
+      stillOpen = (await deps.gateway.getTask(projectId, taskId)).status === 0;
+    } catch (readError) {
+      if (isDidaError(readError) && readError.code === 'not_found') return;
+      throw readError;
+    }
+    if (stillOpen) throw error;
+  }
+}
