@@ -1,11 +1,11 @@
 // Waiting for a person: priority to 0, a 🙋 reminder and a reason comment; resuming undoes it.
 import { formatDidaDate } from '../dida/dida-date';
-import { isDidaError } from '../dida/dida-error';
+import type { Comment } from '../dida/types';
 import { waitingTitle } from './acceptance-report';
 import type { EngineDeps } from './engine-context';
 import { WorkError } from './engine-context';
 import { MAX_COMMENT_LENGTH, sanitizeForDida } from './text-guard';
-import { loadWork, lockKeyOf, readTask, reconcileWithTask, saveWork } from './work-io';
+import { completeOwnTask, loadWork, lockKeyOf, readTask, reconcileWithTask, saveWork } from './work-io';
 import type { WorkRecord } from './work-state';
 
 export const REMINDER_TRIGGERS = ['TRIGGER:PT0S'];
@@ -56,13 +56,25 @@ export async function waitForHuman(deps: EngineDeps, key: string, reason: string
         state.ownTasks[reminder.id] = 'reminder';
       });
     }
-    const comment = sanitizeForDida(deps.locale.t('dida.comment.waiting', { reason: waiting.reason }), { maxLength: MAX_COMMENT_LENGTH });
-    await deps.gateway.addComment(work.projectId, work.taskId, comment);
+    const comment = waitingComment(deps, waiting.reason);
+    // A retry after a lost answer finds the comment already posted in this waiting spell.
+    const spell = sinceLast(await deps.gateway.listComments(work.projectId, work.taskId), deps.locale.t('dida.comment.resumed'));
+    if (!spell.includes(comment)) await deps.gateway.addComment(work.projectId, work.taskId, comment);
     waiting.applied = true;
     work.priority = 0;
     await saveWork(deps, work);
     return work;
   });
+}
+
+function waitingComment(deps: EngineDeps, reason: string): string {
+  return sanitizeForDida(deps.locale.t('dida.comment.waiting', { reason }), { maxLength: MAX_COMMENT_LENGTH });
+}
+
+/** The texts of the comments after the last one whose text is `marker` (all of them when there is none). */
+function sinceLast(comments: readonly Comment[], marker: string): string[] {
+  const texts = comments.map((c) => c.title);
+  return texts.slice(texts.lastIndexOf(marker) + 1);
 }
 
 /**
@@ -83,14 +95,12 @@ export async function resumeWork(deps: EngineDeps, key: string, options: { expli
     } else if (!options.explicit && task.priority === 0) {
       return work;
     }
-    if (waiting.reminderTaskId) {
-      try {
-        await deps.gateway.completeTask(work.projectId, waiting.reminderTaskId);
-      } catch (error) {
-        if (!(isDidaError(error) && error.code === 'not_found')) throw error;
-      }
+    if (waiting.reminderTaskId) await completeOwnTask(deps, work.projectId, waiting.reminderTaskId);
+    if (waiting.applied) {
+      const resumed = deps.locale.t('dida.comment.resumed');
+      const spell = sinceLast(await deps.gateway.listComments(work.projectId, work.taskId), waitingComment(deps, waiting.reason));
+      if (!spell.includes(resumed)) await deps.gateway.addComment(work.projectId, work.taskId, resumed);
     }
-    if (waiting.applied) await deps.gateway.addComment(work.projectId, work.taskId, deps.locale.t('dida.comment.resumed'));
     delete work.waiting;
     work.priority = priority;
     await saveWork(deps, work);
