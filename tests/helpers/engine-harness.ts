@@ -23,10 +23,19 @@ export interface EngineHarness {
   close(): Promise<void>;
 }
 
-export async function startEngineHarness(options: { sim?: Simulator; dir?: string; retries?: number; timeZone?: string } = {}): Promise<EngineHarness> {
+export interface EngineHarnessOptions {
+  sim?: Simulator;
+  dir?: string;
+  retries?: number;
+  timeZone?: string;
+  /** Per-request timeout of the HTTP gateway (default 2000 ms). */
+  timeoutMs?: number;
+}
+
+export async function startEngineHarness(options: EngineHarnessOptions = {}): Promise<EngineHarness> {
   const sim = options.sim ?? (await startSimulator());
   const dir = options.dir ?? (await mkdtemp(path.join(os.tmpdir(), 'dida-engine-')));
-  const gateway = createHttpGateway({ token: sim.token, baseUrl: sim.baseUrl, timeoutMs: 2000, retry: { retries: options.retries ?? 0, baseDelayMs: 1, maxDelayMs: 5 } });
+  const gateway = createHttpGateway({ token: sim.token, baseUrl: sim.baseUrl, timeoutMs: options.timeoutMs ?? 2000, retry: { retries: options.retries ?? 0, baseDelayMs: 1, maxDelayMs: 5 } });
   const store = new StateStore<EngineState>({
     file: path.join(dir, 'state.json'),
     lockDir: path.join(dir, 'locks'),

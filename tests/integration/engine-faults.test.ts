@@ -1,0 +1,322 @@
+// Fault matrix: every Dida fault kind at every request position of the engine's mutations; then a retry must converge.
+import { afterAll, describe, expect, it } from 'vitest';
+import { WorkError } from '../../src/core/engine-context';
+import { isDidaError } from '../../src/dida/dida-error';
+import type { SimFault } from '../../src/sim/simulator';
+import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
+
+const S = 'session-1';
+const TITLE = '整理发布说明';
+const BODY = '请按模块分组';
+const HUMAN_ITEM = '收集变更';
+const ACCEPTANCE = `🧑‍🔬 待验收：${TITLE}`;
+const REWORK = `返工：${TITLE}`;
+const FEEDBACK = '第二节补充数据库迁移说明';
+const PROGRESS = /^(开始处理|已完成|已跳过)：/;
+
+const FAULTS: Array<[string, Omit<SimFault, 'skip' | 'times'>]> = [
+  ['401', { kind: 'status', status: 401 }],
+  ['403', { kind: 'status', status: 403 }],
+  ['404', { kind: 'status', status: 404 }],
+  ['429', { kind: 'status', status: 429, retryAfter: 1 }],
+  ['500', { kind: 'status', status: 500 }],
+  ['503', { kind: 'status', status: 503 }],
+  ['timeout', { kind: 'timeout' }],
+  ['drop', { kind: 'drop' }],
+  ['truncate', { kind: 'truncate' }],
+];
+
+interface Ctx {
+  listId: string;
+  taskId: string;
+  extra: Record<string, string>;
+}
+
+interface Scenario {
+  name: string;
+  /** Brings the world to just before the operation. */
+  setup(h: EngineHarness): Promise<Ctx>;
+  /** The operation; resolves false (or throws) when it did not complete. */
+  op(h: EngineHarness, ctx: Ctx): Promise<boolean>;
+  /** What a caller does after faults clear: call again / settle again / sync again. */
+  retry(h: EngineHarness, ctx: Ctx): Promise<void>;
+  /** The converged world. */
+  check(h: EngineHarness, ctx: Ctx): Promise<void>;
+}
+
+async function humanWork(h: EngineHarness): Promise<Ctx> {
+  const list = h.sim.seedProject({ name: '工作清单' });
+  const task = h.sim.seedTask({ projectId: list.id, title: TITLE, content: BODY, priority: 3, items: [{ title: HUMAN_ITEM }], tags: ['发布'] });
+  await h.engine.sync(list.id);
+  await h.engine.switchTo(S, list.id, task.id);
+  await h.engine.changeSteps(S, [{ op: 'add', title: '写草稿' }]);
+  return { listId: list.id, taskId: task.id, extra: {} };
+}
+
+async function settledWork(h: EngineHarness): Promise<Ctx> {
+  const ctx = await humanWork(h);
+  await h.engine.changeSteps(S, [
+    { op: 'update', step: HUMAN_ITEM, status: 'completed', resolution: '整理出 12 条变更' },
+    { op: 'update', step: '写草稿', status: 'skipped', resolution: '已有草稿' },
+  ]);
+  return ctx;
+}
+
+async function finalized(h: EngineHarness): Promise<boolean> {
+  return (await h.engine.settle(S)).some((r) => r.outcome.status === 'finalized' || r.outcome.status === 'already');
+}
+
+function acceptances(h: EngineHarness, ctx: Ctx) {
+  return h.sim.listTasks(ctx.listId, { includeCompleted: true }).filter((t) => t.title === ACCEPTANCE);
+}
+
+/** Calls step changes again the way a model would: a step that already exists is not added twice. */
+async function changeAgain(h: EngineHarness, changes: Parameters<EngineHarness['engine']['changeSteps']>[1]): Promise<void> {
+  try {
+    await h.engine.changeSteps(S, changes);
+  } catch (error) {
+    if (!(error instanceof WorkError && error.code === 'duplicate_step')) throw error;
+    await h.engine.changeSteps(S, changes.filter((c) => c.op !== 'add'));
+  }
+}
+
+async function expectFinalizedOnce(h: EngineHarness, ctx: Ctx): Promise<void> {
+  const task = h.sim.getTask(ctx.taskId);
+  expect(task?.status).toBe(2);
+  expect(acceptances(h, ctx)).toHaveLength(1);
+  const acceptance = acceptances(h, ctx)[0]!;
+  expect(h.sim.listComments(acceptance.id).filter((c) => c.title.startsWith('需要返工时'))).toHaveLength(1);
+  expect(h.sim.listComments(ctx.taskId).filter((c) => c.title.startsWith('全部步骤都已处理'))).toHaveLength(1);
+  const work = (await h.state()).works[ctx.taskId];
+  expect(work?.phase).toBe('accepting');
+  expect(work?.acceptance?.taskId).toBe(acceptance.id);
+}
+
+const SCENARIOS: Scenario[] = [
+  {
+    name: 'changeSteps',
+    setup: humanWork,
+    op: async (h) => {
+      await h.engine.changeSteps(S, [
+        { op: 'update', step: HUMAN_ITEM, status: 'completed', resolution: '整理出 12 条变更' },
+        { op: 'update', step: '写草稿', status: 'in_progress' },
+        { op: 'add', title: '核对链接' },
+      ]);
+      return true;
+    },
+    retry: async (h) => {
+      await changeAgain(h, [
+        { op: 'update', step: HUMAN_ITEM, status: 'completed', resolution: '整理出 12 条变更' },
+        { op: 'update', step: '写草稿', status: 'in_progress' },
+        { op: 'add', title: '核对链接' },
+      ]);
+      await h.engine.changeSteps(S, [
+        { op: 'update', step: '写草稿', status: 'completed', resolution: '草稿写好了' },
+        { op: 'update', step: '核对链接', status: 'completed', resolution: '链接都能打开' },
+      ]);
+      expect(await finalized(h)).toBe(true);
+    },
+    check: async (h, ctx) => {
+      expect(h.sim.getTask(ctx.taskId)?.items?.map((i) => [i.title, i.status])).toEqual([
+        [HUMAN_ITEM, 1],
+        ['写草稿', 1],
+        ['核对链接', 1],
+      ]);
+      const work = (await h.state()).works[ctx.taskId];
+      expect(work?.steps.filter((s) => s.status !== 'deleted').map((s) => [s.title, s.origin])).toEqual([
+        [HUMAN_ITEM, 'human'],
+        ['写草稿', 'agent'],
+        ['核对链接', 'agent'],
+      ]);
+      await expectFinalizedOnce(h, ctx);
+    },
+  },
+  {
+    name: 'settle (finalization)',
+    setup: settledWork,
+    op: finalized,
+    retry: async (h, ctx) => {
+      if (!(await finalized(h))) await h.engine.sync(ctx.listId);
+      await h.engine.sync(ctx.listId);
+      await h.engine.settle(S);
+    },
+    check: async (h, ctx) => {
+      expect(h.sim.getTask(ctx.taskId)?.items?.map((i) => [i.title, i.status])).toEqual([
+        [HUMAN_ITEM, 1],
+        ['写草稿', 0],
+      ]);
+      await expectFinalizedOnce(h, ctx);
+    },
+  },
+  {
+    name: 'processAcceptance (rework)',
+    setup: async (h) => {
+      const ctx = await settledWork(h);
+      expect(await finalized(h)).toBe(true);
+      const acceptance = acceptances(h, ctx)[0]!;
+      h.sim.addComment(ctx.listId, acceptance.id, FEEDBACK, { userId: Number(h.sim.userId) });
+      ctx.extra.acceptanceId = acceptance.id;
+      return ctx;
+    },
+    op: async (h, ctx) => {
+      const report = await h.engine.sync(ctx.listId);
+      return report.reworks.length === 1 && report.errors.length === 0;
+    },
+    retry: async (h, ctx) => {
+      await h.engine.sync(ctx.listId);
+      await h.engine.sync(ctx.listId);
+    },
+    check: async (h, ctx) => {
+      const reworks = h.sim.listTasks(ctx.listId, { includeCompleted: true }).filter((t) => t.title === REWORK);
+      expect(reworks).toHaveLength(1);
+      expect(reworks[0]?.items?.map((i) => i.title)).toEqual([FEEDBACK]);
+      expect(h.sim.getTask(ctx.extra.acceptanceId!)?.status).toBe(2);
+      expect(h.sim.listComments(ctx.extra.acceptanceId!).filter((c) => c.title.startsWith('已收到你的反馈'))).toHaveLength(1);
+      const state = await h.state();
+      const reworkWorks = Object.values(state.works).filter((w) => w.title === REWORK);
+      expect(reworkWorks).toHaveLength(1);
+      expect(reworkWorks[0]).toMatchObject({ taskId: reworks[0]!.id, phase: 'open', reworkOf: ctx.taskId });
+      expect(state.works[ctx.taskId]).toMatchObject({ phase: 'closed', outcome: 'rework' });
+      expect(acceptances(h, ctx)).toHaveLength(1);
+    },
+  },
+  {
+    name: 'waitForHuman',
+    setup: humanWork,
+    op: async (h) => {
+      await h.engine.waitForHuman(S, '需要你开通发布权限');
+      return true;
+    },
+    retry: async (h) => {
+      await h.engine.waitForHuman(S, '需要你开通发布权限');
+    },
+    check: async (h, ctx) => {
+      expect(h.sim.getTask(ctx.taskId)?.priority).toBe(0);
+      const reminders = h.sim.listTasks(ctx.listId, { includeCompleted: true }).filter((t) => t.title.startsWith('🙋'));
+      expect(reminders).toHaveLength(1);
+      expect(reminders[0]).toMatchObject({ status: 0, priority: 3 });
+      expect(h.sim.listComments(ctx.taskId).filter((c) => c.title.startsWith('需要你帮忙：需要你开通发布权限'))).toHaveLength(1);
+      const work = (await h.state()).works[ctx.taskId];
+      expect(work?.waiting).toMatchObject({ applied: true, previousPriority: 3, reminderTaskId: reminders[0]!.id });
+      expect(work?.steps.map((s) => s.status)).toEqual(['pending', 'pending']);
+      const queue = await h.engine.queue(ctx.listId);
+      expect(queue.skipped.map((s) => s.reason)).toEqual(['waiting_for_human']);
+    },
+  },
+  {
+    name: 'resume',
+    setup: async (h) => {
+      const ctx = await humanWork(h);
+      await h.engine.waitForHuman(S, '需要你开通发布权限');
+      ctx.extra.reminderId = (await h.state()).works[ctx.taskId]!.waiting!.reminderTaskId!;
+      return ctx;
+    },
+    op: async (h) => {
+      await h.engine.resume(S);
+      return true;
+    },
+    retry: async (h, ctx) => {
+      try {
+        await h.engine.resume(S);
+      } catch (error) {
+        if (!(error instanceof WorkError && error.code === 'not_waiting')) throw error;
+      }
+      await h.engine.sync(ctx.listId);
+    },
+    check: async (h, ctx) => {
+      expect(h.sim.getTask(ctx.taskId)?.priority).toBe(3);
+      expect(h.sim.getTask(ctx.extra.reminderId!)?.status).toBe(2);
+      expect(h.sim.listComments(ctx.taskId).filter((c) => c.title === '已恢复处理。')).toHaveLength(1);
+      const work = (await h.state()).works[ctx.taskId];
+      expect(work?.waiting).toBeUndefined();
+      expect(work?.priority).toBe(3);
+      const queue = await h.engine.queue(ctx.listId);
+      expect(queue.ranked.map((r) => r.candidate.taskId)).toEqual([ctx.taskId]);
+    },
+  },
+];
+
+/** What must hold right after a failed operation, and after convergence. */
+async function invariants(h: EngineHarness, ctx: Ctx): Promise<void> {
+  const task = h.sim.getTask(ctx.taskId);
+  expect(task?.title).toBe(TITLE);
+  expect(task?.tags).toEqual(['发布']);
+  expect(task?.items?.filter((i) => i.title === HUMAN_ITEM)).toHaveLength(1);
+  const text = `${task?.content ?? ''}\n${task?.desc ?? ''}`;
+  expect(text).toContain(BODY);
+  expect((task?.desc ?? '').split(BODY).length - 1).toBeLessThanOrEqual(1);
+  const state = await h.state();
+  const work = state.works[ctx.taskId];
+  expect(work).toBeDefined();
+  // The task still exists and is open (or finalized by us): the Work must not be closed as if the person did it.
+  expect(work?.outcome === 'deleted' || work?.outcome === 'completed_by_human').toBe(false);
+  const ids = Object.values(state.works).flatMap((w) => w.steps.map((s) => s.id));
+  expect(new Set(ids).size).toBe(ids.length);
+  for (const t of h.sim.listTasks(ctx.listId, { includeCompleted: true })) {
+    const texts = h.sim.listComments(t.id).map((c) => c.title).filter((c) => !PROGRESS.test(c));
+    expect(texts, `comments on "${t.title}"`).toEqual([...new Set(texts)]);
+  }
+  for (const title of [ACCEPTANCE, REWORK]) {
+    expect(h.sim.listTasks(ctx.listId, { includeCompleted: true }).filter((t) => t.title === title).length).toBeLessThanOrEqual(1);
+  }
+  expect(h.sim.listTasks(ctx.listId, { includeCompleted: true }).filter((t) => t.title.startsWith('🙋')).length).toBeLessThanOrEqual(1);
+}
+
+let cells = 0;
+afterAll(() => {
+  process.stderr.write(`engine fault matrix: ${cells} cells (${SCENARIOS.length} operations × request positions × ${FAULTS.length} fault kinds)\n`);
+});
+
+describe.each(SCENARIOS)('$name under faults', (scenario) => {
+  let positions = 0;
+
+  it('runs and converges without faults; counts its requests', async () => {
+    const h = await startEngineHarness();
+    try {
+      const ctx = await scenario.setup(h);
+      const before = h.sim.totalRequests();
+      expect(await scenario.op(h, ctx)).toBe(true);
+      positions = h.sim.totalRequests() - before;
+      await scenario.retry(h, ctx);
+      await scenario.check(h, ctx);
+      await invariants(h, ctx);
+    } finally {
+      await h.close();
+    }
+    expect(positions).toBeGreaterThan(0);
+  });
+
+  it.each(FAULTS)('%s at every request position', async (_label, fault) => {
+    expect(positions).toBeGreaterThan(0);
+    for (let skip = 0; skip < positions; skip++) {
+      const h = await startEngineHarness({ timeoutMs: 150 });
+      const where = `${scenario.name}, ${_label} at request ${skip + 1}/${positions}`;
+      try {
+        const ctx = await scenario.setup(h);
+        h.sim.resetCounters();
+        h.sim.injectFault({ ...fault, skip, times: 1 });
+        let completed: boolean;
+        try {
+          completed = await scenario.op(h, ctx);
+        } catch (error) {
+          if (!isDidaError(error) && !(error instanceof WorkError)) throw new Error(`${where}: unexpected ${String(error)}`);
+          completed = false;
+        }
+        expect(h.sim.pendingFaults(), where).toEqual([]);
+        // A 404 on an optional cleanup call may be tolerated; everything else must surface.
+        if (completed) expect(_label, where).toBe('404');
+        await invariants(h, ctx);
+        h.sim.clearFaults();
+        await scenario.retry(h, ctx);
+        await scenario.check(h, ctx);
+        await invariants(h, ctx);
+        cells++;
+      } catch (error) {
+        if (error instanceof Error) error.message = `[${where}] ${error.message}`;
+        throw error;
+      } finally {
+        await h.close();
+      }
+    }
+  }, 30_000);
+});
