@@ -24,6 +24,8 @@ export interface EngineDeps {
   timeZone?: string;
   /** Shown in claim comments, e.g. the machine name. */
   hostLabel?: string;
+  /** How long a claim without progress blocks other hosts (default 30 min). */
+  claimLeaseMs?: number;
   /** Diagnostics (stderr in the adapters). */
   log?: (line: string) => void;
   /** Step id generator (tests pass a counter). */

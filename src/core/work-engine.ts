@@ -1,4 +1,5 @@
 // The engine facade the tools and adapters use: one list's queue, the session's current Work, steps, settle.
+import { claimText, claimWork, DEFAULT_CLAIM_LEASE_MS, hostLabelOf, requireClaim } from './claims';
 import type { EngineDeps } from './engine-context';
 import { WorkError } from './engine-context';
 import { finalizeBlocker, finalizeWork, type FinalizeOutcome } from './finalize';
@@ -54,7 +55,7 @@ export class WorkEngine {
         hasPlan: steps.length > 0,
         unsettledSteps: steps.filter((s) => !SETTLED.has(s.status)).length,
         waitingForHuman: !!work.waiting,
-        claimedByOtherHost: false,
+        claimedByOtherHost: this.heldElsewhere(work),
         keepOpen: work.keepOpen,
       });
     });
@@ -92,8 +93,25 @@ export class WorkEngine {
     if (work.phase === 'closed' || work.phase === 'accepting') {
       throw new WorkError('work_closed', `The Work "${work.title}" is already sent for review or closed; pick another one from todo_work list.`);
     }
+    await requireClaim(this.deps, keyOf(work), work.title);
     await this.touch(sessionId, keyOf(work), true);
-    return work;
+    return loadWork(this.deps, keyOf(work));
+  }
+
+  /**
+   * Takes the best executable Work this host can claim: tries the ranked queue in order, skipping Works another
+   * host holds, and makes the first one won the session's current Work. Undefined when nothing can be taken.
+   */
+  async claimNext(sessionId: string, projectId: string): Promise<WorkRecord | undefined> {
+    const queue = await this.queue(projectId);
+    for (const entry of queue.ranked) {
+      const outcome = await claimWork(this.deps, entry.candidate.taskId);
+      if (outcome.status === 'won') {
+        await this.touch(sessionId, entry.candidate.taskId, true);
+        return loadWork(this.deps, entry.candidate.taskId);
+      }
+    }
+    return undefined;
   }
 
   /** Creates an agent Work (a new Dida task with one checklist item per step) and makes it current. */
@@ -133,6 +151,9 @@ export class WorkEngine {
       updatedAt: now,
       rev: 0,
     };
+    // A Work this host created is its own: post the readable claim so other hosts leave it alone.
+    await this.deps.gateway.addComment(projectId, task.id, claimText(this.deps, ''));
+    work.claim = { holder: hostLabelOf(this.deps), at: now };
     await saveWork(this.deps, work);
     await this.touch(sessionId, keyOf(work), true);
     return work;
@@ -203,6 +224,13 @@ export class WorkEngine {
       if (makeCurrent) session.currentWork = key;
       session.updatedAt = this.deps.now();
     });
+  }
+
+  /** Whether the last claim seen for the Work is another host's and still within its lease. */
+  private heldElsewhere(work: WorkRecord): boolean {
+    const claim = work.claim;
+    if (!claim || claim.holder === hostLabelOf(this.deps)) return false;
+    return this.deps.now() - claim.at <= (this.deps.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS);
   }
 
   /** Whether a Work may be executed now (for `todo_work next`). */

@@ -77,6 +77,8 @@ export const WorkRecordSchema = z.object({
       closed: z._default(z.boolean(), false),
     }),
   ),
+  /** The last claim decision seen for this occurrence (which host executes it). */
+  claim: z.optional(z.object({ holder: z.string(), at: z.number() })),
   /** For rework Works: the Work they rework. */
   reworkOf: z.optional(z.string()),
   /** How the Work ended, once closed. */

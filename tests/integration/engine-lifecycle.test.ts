@@ -62,6 +62,7 @@ describe('work lifecycle', () => {
     // The human body survives exactly once.
     expect((done?.desc ?? '').split('请按模块分组').length - 1).toBe(1);
     expect(commentsOf(human.id)).toEqual([
+      '🤖 test-host 开始处理',
       '开始处理：收集变更',
       '已完成：收集变更\n结果：从提交记录整理出 12 条变更\n\n已完成：写草稿\n结果：草稿已写好并自查\n\n已跳过：核对链接\n原因：本次没有外部链接',
       expect.stringContaining('全部步骤都已处理'),

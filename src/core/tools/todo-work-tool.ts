@@ -62,10 +62,8 @@ async function run(args: Record<string, unknown>, ctx: ToolContext): Promise<Too
       if (!ctx.queueGranted) {
         return { code: 'queue_not_granted', message: 'Picking from the queue needs the person to ask for it (their trigger phrase) in this turn; keep to the current Work or ask the person.' };
       }
-      const queue = await engine.queue(binding.projectId);
-      const top = queue.ranked[0];
-      if (!top) return { code: 'queue_empty', message: 'No Work in the bound list is executable now; tell the person the queue is empty.' };
-      const work = await engine.switchTo(ctx.sessionId, binding.projectId, top.candidate.taskId);
+      const work = await engine.claimNext(ctx.sessionId, binding.projectId);
+      if (!work) return { code: 'queue_empty', message: 'No Work in the bound list is executable now (or other machines hold them); tell the person the queue is empty.' };
       return { code: 'ok', message: `Now working on "${work.title}".`, detail: renderWork(work), data: panelItems(work) };
     }
     case 'switch': {
