@@ -102,8 +102,8 @@ export class WorkEngine {
    * Takes the best executable Work this host can claim: tries the ranked queue in order, skipping Works another
    * host holds, and makes the first one won the session's current Work. Undefined when nothing can be taken.
    */
-  async claimNext(sessionId: string, projectId: string): Promise<WorkRecord | undefined> {
-    const queue = await this.queue(projectId);
+  async claimNext(sessionId: string, projectId: string, known?: QueueView): Promise<WorkRecord | undefined> {
+    const queue = known ?? (await this.queue(projectId));
     for (const entry of queue.ranked) {
       const outcome = await claimWork(this.deps, entry.candidate.taskId);
       if (outcome.status === 'won') {

@@ -350,9 +350,12 @@ export class DshHost {
         const signature = queue.ranked.map((r) => `${r.candidate.taskId}:${r.candidate.priority}:${r.candidate.unsettledSteps}`).join('|');
         if (queue.ranked.length === 0 || signature === track.lastPollSignature) continue;
         track.lastPollSignature = signature;
-        if (track.agent.status !== 'idle') continue;
+        const work = await engine.claimNext(track.sessionId, track.binding.projectId, queue);
+        if (!work || track.agent.status !== 'idle') continue;
         track.queueGranted = true;
-        track.agent.followup(pluginMessage('[dida-todo] New work is waiting in the bound Dida list: call todo_work next to take the top Work and carry it out.'));
+        track.agent.followup(
+          pluginMessage(`[dida-todo] New work from the bound Dida list is now your current Work: "${work.title}". Check it with todo list, plan it with todo, and carry it out.`),
+        );
       } catch (error) {
         log(`polling the Dida list failed (will retry): ${error instanceof Error ? error.message : String(error)}`);
       }

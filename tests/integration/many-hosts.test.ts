@@ -1,0 +1,125 @@
+// Many hosts, one list: separate state and lock directories (separate machines) racing over one simulated Dida
+// list with random latency. No Work occurrence is executed by two hosts, and none is left behind.
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DidaGateway } from '../../src/dida/dida-gateway';
+import { startSimulator, type Simulator } from '../../src/sim/simulator';
+import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
+import { parseClaim } from '../../src/core/claims';
+
+let sim: Simulator;
+let root: string;
+
+beforeAll(async () => {
+  sim = await startSimulator();
+  root = await mkdtemp(path.join(os.tmpdir(), 'dida-hosts-'));
+});
+afterAll(async () => {
+  await sim.close();
+  await rm(root, { recursive: true, force: true });
+});
+
+/** A deterministic generator so every race is repeatable from its seed. */
+function rng(seed: number): () => number {
+  let s = seed >>> 0 || 1;
+  return () => {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    return (s >>> 0) / 0x1_0000_0000;
+  };
+}
+
+/** The real HTTP gateway with a random pause before each call (network latency differs per machine). */
+function withLatency(gateway: DidaGateway, random: () => number, maxMs: number): DidaGateway {
+  return new Proxy(gateway, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver);
+      if (typeof value !== 'function' || prop === 'close') return value;
+      return async (...args: unknown[]) => {
+        await new Promise((r) => setTimeout(r, Math.floor(random() * maxMs)));
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
+
+describe('many hosts, one list', () => {
+  it('never executes a Work on two hosts and leaves none behind, over 200 seeded races', async () => {
+    const races = Number(process.env.DIDA_TODO_RACES ?? 200);
+    let hostsRun = 0;
+    for (let race = 0; race < races; race++) {
+      const random = rng(race + 1);
+      const hostCount = 2 + (race % 7);
+      const list = sim.seedProject({ name: `race-${race}` });
+      const workCount = 1 + Math.floor(random() * 3);
+      const works = Array.from({ length: workCount }, (_, i) =>
+        sim.seedTask({ projectId: list.id, title: `任务 ${race}-${i}`, priority: [1, 3, 5][i % 3] as number, items: [{ title: '第一步' }, { title: '第二步' }] }),
+      );
+      const executions = new Map<string, string[]>();
+      const hosts: EngineHarness[] = [];
+      for (let h = 0; h < hostCount; h++) {
+        const harness = await startEngineHarness({ sim, dir: path.join(root, `r${race}-h${h}`), retries: 2 });
+        harness.deps.hostLabel = `host-${h}`;
+        harness.deps.gateway = withLatency(harness.gateway, random, 4);
+        hosts.push(harness);
+      }
+      await Promise.all(
+        hosts.map(async (host, h) => {
+          const session = `s-${race}-${h}`;
+          for (let round = 0; round < workCount + 2; round++) {
+            const work = await host.engine.claimNext(session, list.id);
+            if (!work) break;
+            const list_ = executions.get(work.taskId) ?? [];
+            list_.push(`host-${h}`);
+            executions.set(work.taskId, list_);
+            await host.engine.changeSteps(session, [
+              { op: 'update', step: '第一步', status: 'completed', resolution: '完成' },
+              { op: 'update', step: '第二步', status: 'completed', resolution: '完成' },
+            ]);
+            const settled = await host.engine.settle(session);
+            expect(settled.some((s) => s.outcome.status === 'finalized')).toBe(true);
+          }
+        }),
+      );
+      hostsRun += hostCount;
+      for (const work of works) {
+        const who = executions.get(work.id) ?? [];
+        expect(who, `race ${race}: ${work.title} executed by ${who.join(', ') || 'nobody'}`).toHaveLength(1);
+        expect(sim.getTask(work.id)?.status, `race ${race}: ${work.title} finished`).toBe(2);
+        const acceptances = sim.listTasks(list.id, { includeCompleted: true }).filter((t) => t.title === `🧑‍🔬 待验收：${work.title}`);
+        expect(acceptances).toHaveLength(1);
+        // The winner's claim is the earliest claim comment on the task.
+        const claims = sim.listComments(work.id).map((c) => parseClaim(c.title)).filter(Boolean);
+        expect(claims[0]?.host).toBe(who[0]);
+      }
+      await Promise.all(hosts.map((host) => host.close()));
+    }
+    process.stderr.write(`[many-hosts] ${races} races, ${hostsRun} host runs\n`);
+  }, 240_000);
+
+  it('lets another host take over a Work whose claim lease expired without progress', async () => {
+    const list = sim.seedProject({ name: 'lease' });
+    const task = sim.seedTask({ projectId: list.id, title: '接手的任务', priority: 3, items: [{ title: '唯一一步' }] });
+    const a = await startEngineHarness({ sim, dir: path.join(root, 'lease-a') });
+    const b = await startEngineHarness({ sim, dir: path.join(root, 'lease-b') });
+    a.deps.hostLabel = 'host-a';
+    b.deps.hostLabel = 'host-b';
+    a.deps.claimLeaseMs = b.deps.claimLeaseMs = 60_000;
+    b.deps.now = () => Date.now();
+    try {
+      expect((await a.engine.claimNext('sa', list.id))?.taskId).toBe(task.id);
+      expect(await b.engine.claimNext('sb', list.id)).toBeUndefined();
+      // Host A dies; after the lease passes with no progress host B may take the Work over.
+      b.deps.now = () => Date.now() + 61_000;
+      expect((await b.engine.claimNext('sb', list.id))?.taskId).toBe(task.id);
+      const claims = sim.listComments(task.id).map((c) => parseClaim(c.title)?.host);
+      expect(claims).toEqual(['host-a', 'host-b']);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+});
