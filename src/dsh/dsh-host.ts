@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { continuationMessage, decideContinuation, RECOVERY_MESSAGE, shouldRecoverCrash, waitUnlessAborted } from '../core/continuation-policy';
 import { detectQueueGrant } from '../core/queue-policy';
+import { fenceUntrusted, UNTRUSTED_PREAMBLE } from '../core/text-guard';
 import { TOOLS, panelItems, type ToolContext } from '../core/tools';
 import { SETTLED, visibleSteps } from '../core/work-state';
 import type { WorkEngine } from '../core/work-engine';
@@ -354,7 +355,9 @@ export class DshHost {
         if (!work || track.agent.status !== 'idle') continue;
         track.queueGranted = true;
         track.agent.followup(
-          pluginMessage(`[dida-todo] New work from the bound Dida list is now your current Work: "${work.title}". Check it with todo list, plan it with todo, and carry it out.`),
+          pluginMessage(
+            `[dida-todo] New work from the bound Dida list is now your current Work. Check it with todo list, plan it with todo, and carry it out. ${UNTRUSTED_PREAMBLE}\n${fenceUntrusted('title', work.title)}`,
+          ),
         );
       } catch (error) {
         log(`polling the Dida list failed (will retry): ${error instanceof Error ? error.message : String(error)}`);
