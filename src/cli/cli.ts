@@ -14,6 +14,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }
   unbind: { summary: 'Remove the binding of a directory.', load: async () => (await import('./commands/unbind')).unbindCommand },
   lists: { summary: "List the account's Dida lists and the directories bound to them.", load: async () => (await import('./commands/lists')).listsCommand },
   sim: { summary: 'Run a local Dida365 simulator.', load: async () => (await import('./commands/sim')).simCommand },
+  demo: { summary: 'How to run the guided demo (from a clone: `npm run demo`).', load: async () => (await import('./commands/demo')).demoCommand },
 };
 
 const USAGE = `Usage: dida-todo <command> [options]
