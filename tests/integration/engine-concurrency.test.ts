@@ -73,7 +73,9 @@ describe('engine across processes', () => {
       const results = await Promise.all([run('settle', work.taskId), run('settle', work.taskId)]);
       for (const result of results) expect(result).toMatchObject({ code: 0, stderr: '' });
       const outcomes = results.map((r) => (JSON.parse(r.stdout) as Array<{ outcome: { status: string } }>).map((o) => o.outcome.status)).flat().sort();
-      expect(outcomes).toEqual(['already', 'finalized']);
+      // The loser either waited for the lock and found it done, or started after and had nothing to settle.
+      expect(outcomes.filter((o) => o === 'finalized')).toHaveLength(1);
+      expect(outcomes.every((o) => o === 'finalized' || o === 'already')).toBe(true);
       const acceptances = h.sim.listTasks(list.id, { includeCompleted: true }).filter((t) => t.title === `🧑‍🔬 待验收：${title}`);
       expect(acceptances).toHaveLength(1);
       expect(h.sim.listComments(acceptances[0]!.id).filter((c) => c.title.startsWith('需要返工时'))).toHaveLength(1);
