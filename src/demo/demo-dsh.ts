@@ -45,7 +45,15 @@ export class DshDemoHost implements DemoHost {
     const cached = fs.existsSync(path.join(cache, 'ready.json'));
     log(cached ? `dsh: using the cached install in ${cache}` : `dsh: installing dsh into ${cache} (first run only; usually under a minute)…`);
     let t = Date.now();
-    const install = await ensureDsh();
+    const started = t;
+    // A cold install is quiet for a while: say every 10 s that it is still going.
+    const heartbeat = cached ? undefined : setInterval(() => log(`  … still installing dsh (${Math.round((Date.now() - started) / 1000)} s)`), 10_000);
+    let install;
+    try {
+      install = await ensureDsh();
+    } finally {
+      if (heartbeat) clearInterval(heartbeat);
+    }
     log(`dsh ${install.version} ready (${seconds(Date.now() - t)})`);
 
     this.home = makeDshHome();
