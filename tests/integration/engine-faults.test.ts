@@ -289,7 +289,7 @@ describe.each(SCENARIOS)('$name under faults', (scenario) => {
   it.each(FAULTS)('%s at every request position', async (_label, fault) => {
     expect(positions).toBeGreaterThan(0);
     for (let skip = 0; skip < positions; skip++) {
-      const h = await startEngineHarness({ timeoutMs: 150 });
+      const h = await startEngineHarness({ timeoutMs: 300 });
       const where = `${scenario.name}, ${_label} at request ${skip + 1}/${positions}`;
       try {
         const ctx = await scenario.setup(h);
