@@ -24,6 +24,8 @@ export interface AgentTrack {
   lastPollSignature?: string;
   /** Settles once the binding is resolved (and the first sync started). */
   ready: Promise<void>;
+  /** The sync started for the latest human message; the next panel publish waits for it (bounded). */
+  syncing?: Promise<unknown>;
   /** Promise of in-flight background work (sync, settle), awaited on dispose. */
   background: Set<Promise<unknown>>;
 }

@@ -16,6 +16,8 @@ import { SYSTEM_PROMPT_SECTION } from './prompt-text';
 
 const PLUGIN = 'dida-todo';
 const SETTLE_BUDGET_MS = 60_000;
+/** How long the first step of a turn waits for the sync a person's message started. */
+const PANEL_SYNC_WAIT_MS = 5_000;
 
 export function log(line: string): void {
   process.stderr.write(`[dida-todo] ${line}\n`);
@@ -232,6 +234,12 @@ export class DshHost {
     track.humanSignal.abort(new Error('a person wrote'));
     track.humanSignal = new AbortController();
     track.recoverPending = false;
+    if (track.binding) {
+      // A person's message starts a turn: read the list once so their latest edits reach the panel and the tools.
+      const binding = track.binding;
+      track.syncing = this.engine().then((engine) => engine.sync(binding.projectId));
+      inBackground(track, track.syncing, log, 'syncing the bound Dida list (will retry later)');
+    }
     if (detectQueueGrant(textOf(message), this.config.queueTriggers)) {
       track.queueGranted = true;
       try {
@@ -265,6 +273,11 @@ export class DshHost {
     const track = this.tracker.get(agent.id);
     if (!track || track.subagent || !track.binding) return;
     try {
+      if (track.syncing) {
+        const syncing = track.syncing;
+        track.syncing = undefined;
+        await Promise.race([syncing.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, PANEL_SYNC_WAIT_MS).unref?.())]);
+      }
       const state = await this.runtime.state.read();
       const key = state.sessions[track.sessionId]?.currentWork;
       const todos = panelItems(key ? state.works[key] : undefined);

@@ -282,7 +282,8 @@ describe.skipIf(!ENABLED)('the dsh web task panel mirrors the Dida checklist (re
   it('picks up a checklist item the person added in Dida at the next turn', async () => {
     const task = sim.getTask(taskId)!;
     sim.editTask(taskId, { items: [...(task.items ?? []), { title: STEP_3, status: 0 }] });
-    const turnFrames = await turn('Anything new in Dida?', [toolCall('todo_work', { action: 'refresh' })], 'Saw the new step.');
+    // A plain-text turn: the person's message itself makes the bundle read the list before the turn's first step.
+    const turnFrames = await turn('Anything new in Dida?', [], 'Saw the new step.');
     const mirror: PanelItem[] = [
       { content: STEP_1, status: 'completed' },
       { content: STEP_2, status: 'pending' },
