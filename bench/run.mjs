@@ -22,6 +22,7 @@ import { build } from 'esbuild';
 const SUITES = [
   { name: 'gateway', title: 'Per-operation cost, HTTP gateway vs CLI adapter' },
   { name: 'store', title: 'State and lock' },
+  { name: 'lifecycle', title: 'Whole Work lifecycle' },
 ];
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
