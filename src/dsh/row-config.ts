@@ -4,6 +4,12 @@ import * as z from 'zod/mini';
 export const DEFAULT_BACKOFF_SECONDS = [30, 60, 120, 300, 600];
 export const DEFAULT_QUEUE_TRIGGERS = ['检查todo'];
 
+/** Names a misspelled key: zod/mini's default message for it is only "Invalid input" at the object, without the key. */
+const unknownKeys = {
+  error: (issue: { code?: string; keys?: readonly string[] }) =>
+    issue.code === 'unrecognized_keys' && issue.keys?.length ? `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}` : undefined,
+};
+
 const DidaAccess = z.strictObject({
   /** `dida365` (China, default) or `ticktick` (international). */
   region: z._default(z.enum(['dida365', 'ticktick']), 'dida365'),
@@ -13,7 +19,7 @@ const DidaAccess = z.strictObject({
   didaCommand: z.optional(z.string().check(z.minLength(1))),
   /** Per-request timeout in milliseconds. */
   timeoutMs: z._default(z.number().check(z.int(), z.minimum(1000), z.maximum(120_000)), 15_000),
-});
+}, unknownKeys);
 
 export const RowConfig = z.strictObject({
   /** Language of everything written into Dida and shown to the model: zh (default) or en. */
@@ -34,5 +40,5 @@ export const RowConfig = z.strictObject({
   stateDir: z.optional(z.string().check(z.minLength(1))),
   /** How to reach Dida. */
   dida: z._default(DidaAccess, { region: 'dida365', timeoutMs: 15_000 }),
-});
+}, unknownKeys);
 export type RowConfig = z.infer<typeof RowConfig>;
