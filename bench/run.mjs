@@ -23,6 +23,7 @@ const SUITES = [
   { name: 'gateway', title: 'Per-operation cost, HTTP gateway vs CLI adapter' },
   { name: 'store', title: 'State and lock' },
   { name: 'lifecycle', title: 'Whole Work lifecycle' },
+  { name: 'sync', title: 'Sync scaling' },
 ];
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
