@@ -24,6 +24,7 @@ const SUITES = [
   { name: 'store', title: 'State and lock' },
   { name: 'lifecycle', title: 'Whole Work lifecycle' },
   { name: 'sync', title: 'Sync scaling' },
+  { name: 'plugin', title: 'Plugin overhead in dsh' },
 ];
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
