@@ -1,5 +1,7 @@
 // The engine facade the tools and adapters use: one list's queue, the session's current Work, steps, settle.
 import { claimText, claimWork, DEFAULT_CLAIM_LEASE_MS, hostLabelOf, requireClaim } from './claims';
+import { isDidaError } from '../dida/dida-error';
+import type { NewTask, Task } from '../dida/types';
 import type { EngineDeps } from './engine-context';
 import { WorkError } from './engine-context';
 import { finalizeBlocker, finalizeWork, type FinalizeOutcome } from './finalize';
@@ -123,7 +125,7 @@ export class WorkEngine {
     const duplicate = steps.find((s, i) => steps.indexOf(s) !== i);
     if (duplicate) throw new WorkError('duplicate_step', `Two steps are titled "${duplicate}"; give each step a distinct title.`);
     const body = input.body ? sanitizeForDida(input.body, { maxLength: MAX_REPORT_LENGTH }) : '';
-    const task = await this.deps.gateway.createTask({
+    const task = await this.createOnce(projectId, {
       projectId,
       title,
       ...(body ? { content: body } : {}),
@@ -151,12 +153,30 @@ export class WorkEngine {
       updatedAt: now,
       rev: 0,
     };
-    // A Work this host created is its own: post the readable claim so other hosts leave it alone.
-    await this.deps.gateway.addComment(projectId, task.id, claimText(this.deps, ''));
+    // Record the Work before anything else can fail, so a retry never creates the task twice.
     work.claim = { holder: hostLabelOf(this.deps), at: now };
     await saveWork(this.deps, work);
     await this.touch(sessionId, keyOf(work), true);
+    // A Work this host created is its own: post the readable claim so other hosts leave it alone.
+    await this.deps.gateway.addComment(projectId, task.id, claimText(this.deps, ''));
     return work;
+  }
+
+  /**
+   * Creates a task once. When the answer is lost (the connection dropped, timed out or was cut off after Dida may
+   * have created it), the list is read and an open task with that title that no Work knows yet is taken instead of
+   * leaving an orphan that a retry would duplicate.
+   */
+  private async createOnce(projectId: string, input: NewTask): Promise<Task> {
+    try {
+      return await this.deps.gateway.createTask(input);
+    } catch (error) {
+      if (!isDidaError(error) || !['network', 'timeout', 'invalid_response', 'server'].includes(error.code)) throw error;
+      const known = new Set(Object.values((await this.deps.state.read()).works).map((w) => w.taskId));
+      const found = (await this.deps.gateway.getProjectData(projectId)).tasks.find((t) => t.title === input.title && !known.has(t.id));
+      if (!found) throw error;
+      return found;
+    }
   }
 
   /** Step changes on the session's current Work (or `key`), coalesced into one Dida write. */
