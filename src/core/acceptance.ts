@@ -2,7 +2,7 @@
 import { isDidaError } from '../dida/dida-error';
 import type { Comment } from '../dida/types';
 import { reworkTitle } from './acceptance-report';
-import { humanFingerprint } from './item-codec';
+import { agentWorkFromTask } from './work-reconcile';
 import type { EngineDeps } from './engine-context';
 import { MAX_COMMENT_LENGTH, MAX_ITEM_TITLE_LENGTH, MAX_REPORT_LENGTH, sanitizeForDida } from './text-guard';
 import { completeOwnTask, keyOf, loadWork, lockKeyOf, saveWork, stepIdFactory } from './work-io';
@@ -92,28 +92,7 @@ async function rework(deps: EngineDeps, work: WorkRecord, feedback: Comment[], c
         priority: work.priority > 0 ? work.priority : 1,
         items: unique.map((t) => ({ title: t, status: 0 })),
       }));
-    const newId = stepIdFactory(deps, state);
-    const now = deps.now();
-    const reworkWork: WorkRecord = {
-      taskId: task.id,
-      projectId: work.projectId,
-      occurrence: '',
-      title: task.title,
-      origin: 'agent',
-      mode: 'checklist',
-      priority: task.priority,
-      phase: 'open',
-      steps: (task.items ?? []).map((item) => ({ id: newId(), ...(item.id ? { itemId: item.id } : {}), title: item.title, status: 'pending' as const, origin: 'agent' as const, updatedAt: now })),
-      nextStepNumber: (task.items?.length ?? 0) + 1,
-      keepOpen: false,
-      humanFingerprint: '',
-      body: '',
-      reworkOf: keyOf(work),
-      createdAt: now,
-      updatedAt: now,
-      rev: 1,
-    };
-    reworkWork.humanFingerprint = humanFingerprint(task);
+    const reworkWork = agentWorkFromTask(task, { now: deps.now(), newStepId: stepIdFactory(deps, state), reworkOf: keyOf(work) });
     acceptance.reworkTaskId = task.id;
     acceptance.handledCommentIds.push(...feedback.map((c) => c.id));
     await saveWork(deps, work, (s) => {

@@ -5,7 +5,7 @@ import type { NewTask, Task } from '../dida/types';
 import type { EngineDeps } from './engine-context';
 import { WorkError } from './engine-context';
 import { finalizeBlocker, finalizeWork, type FinalizeOutcome } from './finalize';
-import { humanFingerprint } from './item-codec';
+import { agentWorkFromTask } from './work-reconcile';
 import { isExecutable, rankQueue, type QueueCandidate, type RankedQueue } from './queue-policy';
 import { priorityFromLevel, type SettablePriorityLevel } from './schedule';
 import { changeSteps, type StepChange, type StepChangeResult } from './step-ops';
@@ -133,26 +133,8 @@ export class WorkEngine {
       ...(steps.length ? { items: steps.map((t) => ({ title: t, status: 0 })) } : {}),
     });
     const state = await this.deps.state.read();
-    const newId = stepIdFactory(this.deps, state);
     const now = this.deps.now();
-    const work: WorkRecord = {
-      taskId: task.id,
-      projectId,
-      occurrence: '',
-      title: task.title,
-      origin: 'agent',
-      mode: 'checklist',
-      priority: task.priority,
-      phase: 'open',
-      steps: (task.items ?? []).map((item) => ({ id: newId(), ...(item.id ? { itemId: item.id } : {}), title: item.title, status: 'pending' as const, origin: 'agent' as const, updatedAt: now })),
-      nextStepNumber: (task.items?.length ?? 0) + 1,
-      keepOpen: false,
-      humanFingerprint: humanFingerprint(task),
-      body,
-      createdAt: now,
-      updatedAt: now,
-      rev: 0,
-    };
+    const work = agentWorkFromTask(task, { now, newStepId: stepIdFactory(this.deps, state), body });
     // Record the Work before anything else can fail, so a retry never creates the task twice.
     work.claim = { holder: hostLabelOf(this.deps), at: now };
     await saveWork(this.deps, work);

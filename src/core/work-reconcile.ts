@@ -40,6 +40,30 @@ export function adoptTask(task: Task, options: ReconcileOptions): WorkRecord {
   };
 }
 
+/** A new Work for a task this bundle created (agent Work or rework): every item is an agent step. */
+export function agentWorkFromTask(task: Task, options: Pick<ReconcileOptions, 'now' | 'newStepId'> & { body?: string; reworkOf?: string }): WorkRecord {
+  const steps = (task.items ?? []).map((item) => ({ ...stepFromItem(item, options), origin: 'agent' as const }));
+  return {
+    taskId: task.id,
+    projectId: task.projectId,
+    occurrence: '',
+    title: task.title,
+    origin: 'agent',
+    mode: 'checklist',
+    priority: task.priority,
+    phase: 'open',
+    steps,
+    nextStepNumber: steps.length + 1,
+    keepOpen: false,
+    humanFingerprint: humanFingerprint(task),
+    body: options.body ?? '',
+    ...(options.reworkOf ? { reworkOf: options.reworkOf } : {}),
+    createdAt: options.now,
+    updatedAt: options.now,
+    rev: 0,
+  };
+}
+
 function stepFromItem(item: ChecklistItem, options: Pick<ReconcileOptions, 'now' | 'newStepId'>): StepRecord {
   return {
     id: options.newStepId(),

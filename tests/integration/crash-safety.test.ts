@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EngineStateSchema } from '../../src/core/work-state';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
 import { buildScript } from '../helpers/build-script';
+import { seededRandom } from '../helpers/seeded-random';
 
 const ITERATIONS = Number(process.env.DIDA_TODO_CRASH_ITERATIONS ?? 6);
 let sim: Simulator;
@@ -25,15 +26,6 @@ afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-function rng(seed: number): () => number {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>> 0) / 0x1_0000_0000;
-  };
-}
 
 /** Runs the worker; kills it with SIGKILL after `killAfterMs` (if still running). Resolves its exit code or signal. */
 function runWorker(args: string[], killAfterMs: number | undefined): Promise<number | string> {
@@ -56,7 +48,7 @@ describe('crash safety', () => {
   it(`finishes every Work exactly once after ${ITERATIONS} seeded rounds of SIGKILLs`, async () => {
     let kills = 0;
     for (let i = 0; i < ITERATIONS; i++) {
-      const random = rng(1000 + i);
+      const random = seededRandom(1000 + i);
       const list = sim.seedProject({ name: `crash-${i}` });
       const task = sim.seedTask({ projectId: list.id, title: `崩溃测试 ${i}`, priority: 3, content: '人写的正文', items: [{ title: '一' }, { title: '二' }, { title: '三' }] });
       const dir = path.join(root, `i${i}`);

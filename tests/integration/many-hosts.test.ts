@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DidaGateway } from '../../src/dida/dida-gateway';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
+import { seededRandom } from '../helpers/seeded-random';
 import { parseClaim } from '../../src/core/claims';
 
 let sim: Simulator;
@@ -21,16 +22,6 @@ afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-/** A deterministic generator so every race is repeatable from its seed. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>> 0) / 0x1_0000_0000;
-  };
-}
 
 /** The real HTTP gateway with a random pause before each call (network latency differs per machine). */
 function withLatency(gateway: DidaGateway, random: () => number, maxMs: number): DidaGateway {
@@ -51,7 +42,7 @@ describe('many hosts, one list', () => {
     const races = Number(process.env.DIDA_TODO_RACES ?? 200);
     let hostsRun = 0;
     for (let race = 0; race < races; race++) {
-      const random = rng(race + 1);
+      const random = seededRandom(race + 1);
       const hostCount = 2 + (race % 7);
       const list = sim.seedProject({ name: `race-${race}` });
       const workCount = 1 + Math.floor(random() * 3);
