@@ -1,0 +1,336 @@
+// The dsh adapter's remaining behaviours in a real dsh 0.1.0-rc.8 against the Dida simulator and a scripted model:
+// (d) a user abort is never continued, (e) a turn cut by SIGKILL is continued when the session is resumed,
+// (f) a subagent is never bound or continued. Each test asserts the simulator's Dida state and the durable session log.
+//
+// The person and the host are played by a test-only plugin (tests/e2e/fixtures/driver) inserted with --patch:
+// it cancels the top-level agent with {kind:'user'} (what the web host's stop button does) once the test creates a
+// file, or resumes a persisted session at startup with ctx.agents.resume (what the web host does when a session is
+// opened). rc.8's web API is a websocket RPC (typert) without a documented client, so the plugin seam drives it.
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../../src/sim/simulator';
+import { contentFilter, stall, startFakeModel, text, toolCall, type FakeModel, type RecordedRequest } from './harness/fake-model';
+import { spawnHeadless } from './harness/dsh-process';
+import { ensureDsh, eventsOf, installBundle, makeDshHome, readSessionLogs, removeDshHome, repoRoot, runHeadless, startWeb, type SessionLog } from './harness/dsh-run';
+
+const DRIVER = path.join(repoRoot, 'tests', 'e2e', 'fixtures', 'driver', 'index.mjs');
+const CONTINUATION_NOTE = '[dida-todo] Automatic continuation';
+const RECOVERY_NOTE = '[dida-todo] The previous turn was interrupted';
+
+let model: FakeModel;
+let sim: Simulator;
+let home: string;
+let project: string;
+let listId: string;
+
+beforeAll(async () => {
+  await ensureDsh();
+  model = await startFakeModel();
+});
+afterAll(async () => {
+  await model?.close();
+});
+beforeEach(async () => {
+  sim = await startSimulator();
+  home = makeDshHome();
+  project = fs.realpathSync(fs.mkdtempSync(path.join(home, 'project-')));
+  model.setScript([]);
+  model.requests.length = 0;
+});
+afterEach(async () => {
+  await sim.close();
+  removeDshHome(home);
+});
+
+/** Binds the project to a fresh simulator list; writes the row overlay (and the driver row); returns the patches. */
+function configure(row: string, options: { driver?: boolean; llmRetries?: number } = {}): string[] {
+  const configDir = path.join(home, '.test-xdg', 'config', 'dida-todo');
+  fs.mkdirSync(configDir, { recursive: true });
+  listId = sim.seedProject({ name: '智能体工作' }).id;
+  fs.writeFileSync(path.join(configDir, 'config.yaml'), `baseUrl: ${sim.baseUrl}\nbindings:\n  - cwd: ${project}\n    projectId: ${listId}\n    label: 智能体工作\n`);
+  const overlay = path.join(home, 'dida-row.yml');
+  fs.writeFileSync(overlay, `- id: dida-todo\n  config:\n${row.split('\n').map((l) => `    ${l}`).join('\n')}\n`);
+  const patches = [overlay];
+  if (options.llmRetries !== undefined) {
+    const llm = path.join(home, 'llm-retry.yml');
+    fs.writeFileSync(
+      llm,
+      `- id: llm-deepseek\n  config:\n    retryPolicy:\n      mode: normal\n      maxRetries: ${options.llmRetries}\n      backoff: { initialDelayMs: 20, maxDelayMs: 50, jitterRatio: 0 }\n`,
+    );
+    patches.push(llm);
+  }
+  if (options.driver) {
+    const driver = path.join(home, 'driver.yml');
+    fs.writeFileSync(driver, `- insert:\n    - id: dida-e2e-driver\n      name: ${JSON.stringify(DRIVER)}\n`);
+    patches.push(driver);
+  }
+  return patches;
+}
+
+function stateFile(): string {
+  return path.join(home, '.test-xdg', 'state', 'dida-todo', 'state.json');
+}
+
+function readState(): any {
+  try {
+    return JSON.parse(fs.readFileSync(stateFile(), 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+async function until<T>(what: string, probe: () => T | undefined | false, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const sessionIdOf = (r: RecordedRequest) => String(r.headers['x-deepseek-harness-session-id'] ?? '');
+const behaviourKind = (r: RecordedRequest) => (typeof r.behaviour === 'object' ? r.behaviour.kind : r.behaviour);
+const bodyText = (r: RecordedRequest) => JSON.stringify(r.body?.messages ?? []);
+const env = (extra: Record<string, string> = {}) => ({ DIDA_TODO_TOKEN: sim.token, ...extra });
+
+function logFor(logs: SessionLog[], sessionId: string): SessionLog {
+  const log = logs.find((l) => l.header.id === sessionId);
+  if (!log) throw new Error(`no session log for ${sessionId} (have ${logs.map((l) => l.header.id).join(', ')})`);
+  return log;
+}
+
+describe('(d) a user abort is never continued', () => {
+  it('cancelling during the plugin backoff after a content-filter stop ends the wait at once: no retry, no note, Work unchanged', async () => {
+    await installBundle(home, 'headless', repoRoot);
+    const patches = configure('maxAutoContinue: 3\nbackoff: [30]', { driver: true });
+    const work = sim.seedTask({ projectId: listId, title: '写周报', priority: 5, items: [{ title: '汇总进展' }, { title: '发出去' }] });
+    const cancelFile = path.join(home, 'cancel-now');
+    model.setScript([
+      toolCall('todo_work', { action: 'next' }),
+      toolCall('todo', { action: 'update', updates: [{ step: '汇总进展', status: 'in_progress' }] }),
+      contentFilter(),
+      text('SHOULD_NOT_BE_ASKED'),
+    ]);
+    const started = Date.now();
+    const running = runHeadless({ home, cwd: project, prompt: '检查todo', baseUrl: model.baseUrl, patches, env: env({ DIDA_E2E_CANCEL_FILE: cancelFile }), timeoutMs: 60_000 });
+    await model.waitFor((rs) => rs.some((r) => r.kind === 'chat' && behaviourKind(r) === 'contentFilter'), 30_000);
+    // The plugin records the attempt, then waits 30 s: that is when the person presses stop.
+    const sessionId = sessionIdOf(model.chatRequests()[0]!);
+    await until('the plugin to start its backoff', () => readState()?.sessions?.[sessionId]?.autoAttempts === 1);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    fs.writeFileSync(cancelFile, 'now');
+    const run = await running;
+    const elapsed = Date.now() - started;
+    console.log(`[adapter d1] run ${elapsed} ms, exit ${run.code}`);
+
+    expect(run.timedOut).toBe(false);
+    expect(run.stderr).toContain('[e2e-driver] cancelled');
+    expect(run.stderr).toContain('continuing automatically in 30 s');
+    expect(elapsed).toBeLessThan(25_000);
+    expect(run.code).toBe(1);
+    // No retry: the content-filter request was the last one, and no request carried the continuation note.
+    const chats = model.chatRequests();
+    expect(behaviourKind(chats.at(-1)!)).toBe('contentFilter');
+    expect(model.pending()).toEqual([text('SHOULD_NOT_BE_ASKED')]);
+    for (const r of chats) expect(bodyText(r)).not.toContain(CONTINUATION_NOTE);
+
+    const log = logFor(run.sessionLogs, sessionId);
+    const ends = eventsOf(log, 'turn/end');
+    expect(ends.at(-1)?.data?.reason).toEqual({ kind: 'aborted', reason: { kind: 'user' } });
+    // Our only message in this session is the queue note of the trigger phrase; no continuation or recovery note.
+    const ours = eventsOf(log, 'user/message').filter((e) => e.data?.source?.kind === 'plugin' && e.data?.source?.plugin === 'dida-todo');
+    expect(ours.map((e) => JSON.stringify(e.data.content))).toEqual([expect.stringContaining('asked to check the Dida queue')]);
+
+    // The Work is as the model left it: open, first step in progress, not waiting, no 🙋 reminder, no acceptance.
+    const task = sim.getTask(work.id)!;
+    expect(task.status).toBe(0);
+    expect(task.priority).toBe(5);
+    expect(task.items?.map((i) => i.status)).toEqual([0, 0]);
+    const titles = sim.listTasks(listId).map((t) => t.title);
+    expect(titles.some((t) => t.startsWith('🙋'))).toBe(false);
+    expect(titles.some((t) => t.startsWith('🧑‍🔬'))).toBe(false);
+  });
+
+  it('cancelling a stalled model stream ends the turn aborted with no request-error continuation at all', async () => {
+    await installBundle(home, 'headless', repoRoot);
+    const patches = configure('maxAutoContinue: 3\nbackoff: [0.2]', { driver: true });
+    const work = sim.seedTask({ projectId: listId, title: '修复登录', priority: 3, items: [{ title: '复现' }] });
+    const cancelFile = path.join(home, 'cancel-now');
+    model.setScript([toolCall('todo_work', { action: 'next' }), stall(), text('SHOULD_NOT_BE_ASKED')]);
+    const running = runHeadless({ home, cwd: project, prompt: '检查todo', baseUrl: model.baseUrl, patches, env: env({ DIDA_E2E_CANCEL_FILE: cancelFile }), timeoutMs: 60_000 });
+    await model.waitFor((rs) => rs.some((r) => r.kind === 'chat' && behaviourKind(r) === 'stall'), 30_000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    fs.writeFileSync(cancelFile, 'now');
+    const run = await running;
+    expect(run.timedOut).toBe(false);
+    expect(run.code).toBe(1);
+    expect(run.stderr).not.toContain('continuing automatically');
+    const sessionId = sessionIdOf(model.chatRequests()[0]!);
+    expect(model.pending()).toEqual([text('SHOULD_NOT_BE_ASKED')]);
+    for (const r of model.chatRequests()) expect(bodyText(r)).not.toContain(CONTINUATION_NOTE);
+    const log = logFor(run.sessionLogs, sessionId);
+    expect(eventsOf(log, 'turn/end').at(-1)?.data?.reason).toEqual({ kind: 'aborted', reason: { kind: 'user' } });
+    expect(eventsOf(log, 'assistant/message').some((e) => e.data?.interrupted === true)).toBe(true);
+    // Nothing counted, nothing left open: the next start must not treat this turn as a crash.
+    const session = readState()?.sessions?.[sessionId];
+    expect(session?.autoAttempts ?? 0).toBe(0);
+    expect(session?.turnOpenSince).toBeUndefined();
+    const task = sim.getTask(work.id)!;
+    expect(task.status).toBe(0);
+    expect(task.priority).toBe(3);
+    expect(sim.listTasks(listId).some((t) => t.title.startsWith('🙋'))).toBe(false);
+  });
+});
+
+describe('(e) SIGKILL mid-turn, then the session is resumed', () => {
+  it('records the open turn, and on resume continues the interrupted turn with a plugin follow-up until the Work is done', async () => {
+    await installBundle(home, 'headless', repoRoot);
+    await installBundle(home, 'web', repoRoot);
+    const patches = configure('maxAutoContinue: 3\nbackoff: [0.2]', { driver: true });
+    const work = sim.seedTask({ projectId: listId, title: '整理发布说明', priority: 3, items: [{ title: '收集变更' }, { title: '写草稿' }] });
+
+    // 1. A bound headless turn takes the Work, starts a step, and is SIGKILLed while the model stalls.
+    model.setScript([
+      toolCall('todo_work', { action: 'next' }),
+      toolCall('todo', { action: 'update', updates: [{ step: '收集变更', status: 'in_progress' }] }),
+      stall(),
+    ]);
+    const first = await spawnHeadless({ home, cwd: project, prompt: '检查todo', baseUrl: model.baseUrl, patches, env: env(), timeoutMs: 60_000 });
+    await model.waitFor((rs) => rs.some((r) => r.kind === 'chat' && behaviourKind(r) === 'stall'), 30_000);
+    const sessionId = sessionIdOf(model.chatRequests()[0]!);
+    await until('the open-turn marker', () => readState()?.sessions?.[sessionId]?.turnOpenSince);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    first.kill('SIGKILL');
+    const killed = await first.exited;
+    expect(killed.signal ?? killed.code).toBe(killed.signal ? 'SIGKILL' : 137);
+    const marker = readState().sessions[sessionId];
+    expect(marker.turnOpenSince).toEqual(expect.any(Number));
+    expect(marker.currentWork).toBeTruthy();
+    // Nothing closed the turn on disk.
+    const before = logFor(await readSessionLogs(home), sessionId);
+    expect(eventsOf(before, 'turn/end')).toEqual([]);
+    expect(sim.getTask(work.id)?.status).toBe(0);
+
+    // 2. dsh starts again on the same home (web profile, which stays up) and the session is opened again.
+    const chatsBefore = model.chatRequests().length;
+    model.setScript([
+      toolCall('todo', {
+        action: 'update',
+        updates: [
+          { step: '收集变更', status: 'completed', resolution: '整理出 12 条变更' },
+          { step: '写草稿', status: 'completed', resolution: '草稿已写好' },
+        ],
+      }),
+      text('RESUMED_DONE'),
+    ]);
+    const started = Date.now();
+    const web = await startWeb({ home, cwd: project, baseUrl: model.baseUrl, patches, env: env({ DIDA_E2E_RESUME_SESSION: sessionId }) });
+    try {
+      await until('the Work to be completed in Dida', () => sim.getTask(work.id)?.status === 2, 20_000);
+      await until('the acceptance todo', () => sim.listTasks(listId).some((t) => t.title === '🧑‍🔬 待验收：整理发布说明'), 30_000);
+      await until('the turn marker to be cleared', () => readState()?.sessions?.[sessionId] && readState().sessions[sessionId].turnOpenSince === undefined, 30_000);
+      console.log(`[adapter e] resume to Work done ${Date.now() - started} ms`);
+    } catch (error) {
+      const dump = (await readSessionLogs(home)).map((l) => `${l.header.id}\n${l.events.map((e) => `  ${e.seq} ${e.type} ${JSON.stringify(e.data).slice(0, 160)}`).join('\n')}`).join('\n');
+      throw new Error(`${(error as Error).message}\n--- logs\n${dump}\n--- dsh web stderr\n${web.stderr().slice(-4000)}\n--- requests\n${model.requests.map((r) => `${r.kind} ${sessionIdOf(r)} ${behaviourKind(r)}`).join('\n')}`);
+    } finally {
+      const exit = await web.stop('SIGTERM');
+      console.log(`[adapter e] web stopped (${exit.code ?? exit.signal})`);
+    }
+    expect(web.stderr()).toContain(`[e2e-driver] resumed ${sessionId}`);
+    expect(web.stderr()).toContain(`[dida-todo] resumed the interrupted turn of ${sessionId}`);
+
+    // The resumed requests belong to the same session, and the first one carries the recovery note.
+    const resumed = model.chatRequests().slice(chatsBefore);
+    expect(resumed.length).toBeGreaterThanOrEqual(2);
+    for (const r of resumed) expect(sessionIdOf(r)).toBe(sessionId);
+    expect(bodyText(resumed[0]!)).toContain(RECOVERY_NOTE);
+    expect(model.pending()).toEqual([]);
+
+    // Session log: the crash repair closes turn 1 as interrupted, then our follow-up opens the next turn.
+    const log = logFor(await readSessionLogs(home), sessionId);
+    const seqOf = (pred: (e: (typeof log.events)[number]) => boolean) => log.events.findIndex(pred);
+    const interrupted = seqOf((e) => e.type === 'turn/end' && e.data?.reason?.kind === 'interrupted');
+    const recovery = seqOf(
+      (e) => e.type === 'user/message' && e.data?.source?.kind === 'plugin' && e.data?.source?.plugin === 'dida-todo' && JSON.stringify(e.data?.content).includes(RECOVERY_NOTE),
+    );
+    expect(interrupted).toBeGreaterThan(-1);
+    expect(recovery).toBeGreaterThan(interrupted);
+    const nextStart = seqOf((e) => e.type === 'turn/start' && log.events.indexOf(e) > interrupted);
+    expect(nextStart).toBeGreaterThan(interrupted);
+    expect(nextStart).toBeLessThan(recovery);
+    // Between the repair and our follow-up, nothing but the new turn's opening (no other message, no error turn).
+    expect(log.events.slice(interrupted + 1, recovery).filter((e) => e.type === 'user/message' || e.type === 'turn/end')).toEqual([]);
+    const lastEnd = eventsOf(log, 'turn/end').at(-1);
+    expect(lastEnd?.data?.reason).toEqual({ kind: 'completed' });
+    // Exactly one recovery follow-up.
+    expect(log.events.filter((e) => e.type === 'user/message' && e.data?.source?.plugin === 'dida-todo' && JSON.stringify(e.data?.content).includes(RECOVERY_NOTE))).toHaveLength(1);
+
+    const done = sim.getTask(work.id)!;
+    expect(done.status).toBe(2);
+    expect(done.items?.map((i) => i.status)).toEqual([1, 1]);
+  });
+});
+
+describe('(f) a subagent is never bound or continued', () => {
+  it('the child stopped by the content filter is not retried, and makes no Dida request or state of its own', async () => {
+    await installBundle(home, 'headless', repoRoot);
+    const patches = configure('maxAutoContinue: 3\nbackoff: [0.2]', { llmRetries: 0 });
+    const work = sim.seedTask({ projectId: listId, title: '审阅代码', priority: 5, items: [{ title: '读代码' }] });
+    model.setScript([
+      toolCall('todo_work', { action: 'next' }),
+      toolCall('subagent', { description: 'read the code', prompt: 'Read src/ and summarise it.', run_in_background: false }),
+      contentFilter('CHILD_PARTIAL '), // the child's only request
+      toolCall('todo', { action: 'update', updates: [{ step: '读代码', status: 'completed', resolution: '子代理失败后自己读完了' }] }),
+      text('PARENT_DONE'),
+    ]);
+    // Dida traffic while the child lives: from its first request until the parent's next request.
+    let atChildStart = -1;
+    let atParentNext = -1;
+    const watch = (async () => {
+      await model.waitFor((rs) => rs.some((r) => r.kind === 'chat' && behaviourKind(r) === 'contentFilter'), 45_000);
+      atChildStart = sim.totalRequests();
+      await model.waitFor((rs) => rs.filter((r) => r.kind === 'chat').length >= 4, 45_000);
+      atParentNext = sim.totalRequests();
+    })();
+    const run = await runHeadless({ home, cwd: project, prompt: '检查todo', baseUrl: model.baseUrl, patches, env: env(), timeoutMs: 90_000 });
+    await watch;
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain('PARENT_DONE');
+    expect(model.pending()).toEqual([]);
+
+    const chats = model.chatRequests();
+    expect(model.toolNames(chats[0]!)).toContain('subagent');
+    const parentId = sessionIdOf(chats[0]!);
+    const childRequests = chats.filter((r) => sessionIdOf(r) !== parentId);
+    // Exactly one child request (the content-filter stop), never retried, never given our continuation note.
+    expect(childRequests).toHaveLength(1);
+    expect(behaviourKind(childRequests[0]!)).toBe('contentFilter');
+    const childId = sessionIdOf(childRequests[0]!);
+    for (const r of chats) expect(bodyText(r)).not.toContain(CONTINUATION_NOTE);
+    expect(chats).toHaveLength(5);
+    // The child's prompt has no dida-todo section; the parent's does.
+    expect(JSON.stringify(childRequests[0]!.body?.messages?.[0] ?? '')).not.toContain('Dida work list (dida-todo)');
+    expect(JSON.stringify(chats[0]!.body?.messages?.[0] ?? '')).toContain('Dida work list (dida-todo)');
+
+    // The child's log: a subagent header, one error turn, no plugin messages, no panel writes.
+    const child = logFor(run.sessionLogs, childId);
+    expect(child.header.delegationDepth).toBe(1);
+    expect(child.header.parentSession).toBe(parentId);
+    expect(eventsOf(child, 'turn/end').map((e) => e.data?.reason?.kind)).toEqual(['error']);
+    expect(eventsOf(child, 'turn/end')[0]!.data.reason.error.code).toBe('CONTENT_FILTER');
+    expect(eventsOf(child, 'user/message').filter((e) => e.data?.source?.plugin === 'dida-todo')).toEqual([]);
+    expect(eventsOf(child, 'todo/write')).toEqual([]);
+    expect(eventsOf(child, 'llm/retry')).toEqual([]);
+
+    // Dida: nothing while the child ran; state knows only the parent.
+    expect(atChildStart).toBeGreaterThan(0);
+    expect(atParentNext).toBe(atChildStart);
+    const state = readState();
+    expect(Object.keys(state.sessions)).toEqual([parentId]);
+    expect(JSON.stringify(state)).not.toContain(childId);
+    expect(sim.getTask(work.id)?.status).toBe(2);
+  });
+});
