@@ -85,3 +85,37 @@ describe('built dida-todo executable', () => {
     expect(JSON.parse(status.stdout)).toMatchObject({ ok: true, binding: { list: 'open' } });
   });
 });
+
+describe('dida-todo sim', () => {
+  it('serves GET /open/v1/project to its Bearer token, answers 401 without it, and stops on SIGTERM', async () => {
+    const child = spawn(process.execPath, [cli, 'sim', '--json', '--port', '0'], { cwd: out, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const line = await new Promise<string>((resolve, reject) => {
+        let buffer = '';
+        const timer = setTimeout(() => reject(new Error(`no address printed: ${buffer}`)), 15_000);
+        child.stdout.on('data', (chunk) => {
+          buffer += chunk;
+          const nl = buffer.indexOf('\n');
+          if (nl >= 0) {
+            clearTimeout(timer);
+            resolve(buffer.slice(0, nl));
+          }
+        });
+      });
+      const { baseUrl, token } = JSON.parse(line) as { baseUrl: string; token: string };
+      expect(new URL(baseUrl).hostname).toBe('127.0.0.1');
+      const ok = await fetch(`${baseUrl}/project`, { headers: { authorization: `Bearer ${token}` } });
+      expect(ok.status).toBe(200);
+      expect(await ok.json()).toEqual([]);
+      const denied = await fetch(`${baseUrl}/project`);
+      expect(denied.status).toBe(401);
+      expect(denied.headers.get('www-authenticate')).toContain('Bearer');
+      await denied.arrayBuffer();
+    } finally {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    }
+    expect(child.exitCode).toBe(0);
+  });
+});
