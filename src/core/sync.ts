@@ -6,7 +6,7 @@ import { processAcceptance } from './acceptance';
 import { isBundleTaskTitle, reworkTitle } from './acceptance-report';
 import type { EngineDeps } from './engine-context';
 import { WorkError } from './engine-context';
-import { finalizeWork } from './finalize';
+import { finalizeBlocker, finalizeWork } from './finalize';
 import { getLocale } from './locale';
 import { occurrenceKey } from './schedule';
 import { resumeWork } from './waiting';
@@ -103,6 +103,7 @@ export async function syncList(deps: EngineDeps, projectId: string): Promise<Syn
     await noteGone(deps, work, report);
   }
 
+  const touched = new Set(Object.values(after.sessions).flatMap((session) => session.touched));
   for (const work of Object.values(after.works)) {
     if (work.projectId !== projectId) continue;
     const key = keyOf(work);
@@ -117,7 +118,7 @@ export async function syncList(deps: EngineDeps, projectId: string): Promise<Syn
           await resumeWork(deps, key, { explicit: false });
           report.resumed.push(key);
         }
-      } else if (work.phase === 'finalizing') {
+      } else if (work.phase === 'finalizing' || orphanedSettled(work, touched, deps.now())) {
         const outcome = await finalizeWork(deps, key);
         if (outcome.status === 'finalized') report.finalized.push(key);
         else if (outcome.status === 'failed') report.errors.push(outcome.message);
@@ -127,6 +128,18 @@ export async function syncList(deps: EngineDeps, projectId: string): Promise<Syn
     }
   }
   return report;
+}
+
+/** A settled Work is finalized at the next settle; one left behind by a session that ended first gets this long. */
+export const ORPHANED_SETTLE_MS = 10 * 60_000;
+
+/**
+ * A Work an agent session worked on, settled and ready for review, untouched for ORPHANED_SETTLE_MS: its session
+ * ended (or crashed) before settling, so sync finalizes it. Works nobody worked on are never finalized here, even
+ * when the person ticked every item.
+ */
+function orphanedSettled(work: WorkRecord, touched: ReadonlySet<string>, now: number): boolean {
+  return work.phase === 'open' && touched.has(keyOf(work)) && now - work.updatedAt >= ORPHANED_SETTLE_MS && finalizeBlocker(work) === undefined;
 }
 
 async function noteGone(deps: EngineDeps, work: WorkRecord, report: SyncReport): Promise<void> {

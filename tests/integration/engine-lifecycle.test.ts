@@ -120,3 +120,25 @@ describe('work lifecycle', () => {
     expect(state.works[agentWork.taskId]?.outcome).toBe('accepted');
   });
 });
+
+describe('a settled Work whose session ended before settling', () => {
+  it('is finalized by a later sync once it has been left alone for a while, but a Work nobody worked on never is', async () => {
+    const list = h.sim.seedProject({ name: 'orphan' });
+    const task = h.sim.seedTask({ projectId: list.id, title: '遗留任务', priority: 3, items: [{ title: '唯一一步' }] });
+    const ticked = h.sim.seedTask({ projectId: list.id, title: '人自己勾完的任务', priority: 3, items: [{ title: '人做的一步' }] });
+    await h.engine.sync(list.id);
+    await h.engine.switchTo(S, list.id, task.id);
+    await h.engine.changeSteps(S, [{ op: 'update', step: '唯一一步', status: 'completed', resolution: '做完了' }]);
+    // The person ticks every item of another task in the app; no agent worked on it.
+    h.sim.editTask(ticked.id, { items: (h.sim.getTask(ticked.id)?.items ?? []).map((i) => ({ ...i, status: 1 })) });
+    // The session ends without settling. A sync soon after leaves the Work alone (a live turn may still add steps).
+    await h.engine.sync(list.id);
+    expect(h.sim.getTask(task.id)?.status).toBe(0);
+    h.clock.now += 11 * 60_000;
+    const report = await h.engine.sync(list.id);
+    expect(report.finalized).toEqual([task.id]);
+    expect(h.sim.getTask(task.id)?.status).toBe(2);
+    expect(h.sim.listTasks(list.id).filter((t) => t.title.startsWith('🧑‍🔬')).map((t) => t.title)).toEqual(['🧑‍🔬 待验收：遗留任务']);
+    expect(h.sim.getTask(ticked.id)?.status).toBe(0);
+  });
+});
