@@ -2,16 +2,18 @@
 // (d) a user abort is never continued, (e) a turn cut by SIGKILL is continued when the session is resumed,
 // (f) a subagent is never bound or continued. Each test asserts the simulator's Dida state and the durable session log.
 //
-// The person and the host are played by a test-only plugin (tests/e2e/fixtures/driver) inserted with --patch:
-// it cancels the top-level agent with {kind:'user'} (what the web host's stop button does) once the test creates a
-// file, or resumes a persisted session at startup with ctx.agents.resume (what the web host does when a session is
-// opened). rc.8's web API is a websocket RPC (typert) without a documented client, so the plugin seam drives it.
+// How the person and the host are played:
+// - the web profile's own HTTP API (harness/web-api.ts: session.create / session.prompt / session.cancel, what the
+//   browser client calls; session.cancel is the stop button, agent.cancel({kind:'user'}, {keepInbox:true}));
+// - a test-only plugin (fixtures/driver, inserted with --patch) where the API has no equivalent: resuming a cold
+//   session without a human message (ctx.agents.resume, as the host does for a session it serves), and a user
+//   cancel inside a one-shot headless run.
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
 import { contentFilter, stall, startFakeModel, text, toolCall, type FakeModel, type RecordedRequest } from './harness/fake-model';
-import { spawnHeadless } from './harness/dsh-process';
+import { cancel, createSession, prompt } from './harness/web-api';
 import { ensureDsh, eventsOf, installBundle, makeDshHome, readSessionLogs, removeDshHome, repoRoot, runHeadless, startWeb, type SessionLog } from './harness/dsh-run';
 
 const DRIVER = path.join(repoRoot, 'tests', 'e2e', 'fixtures', 'driver', 'index.mjs');
@@ -95,6 +97,16 @@ const behaviourKind = (r: RecordedRequest) => (typeof r.behaviour === 'object' ?
 const bodyText = (r: RecordedRequest) => JSON.stringify(r.body?.messages ?? []);
 const env = (extra: Record<string, string> = {}) => ({ DIDA_TODO_TOKEN: sim.token, ...extra });
 
+async function untilAsync<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 function logFor(logs: SessionLog[], sessionId: string): SessionLog {
   const log = logs.find((l) => l.header.id === sessionId);
   if (!log) throw new Error(`no session log for ${sessionId} (have ${logs.map((l) => l.header.id).join(', ')})`);
@@ -102,48 +114,64 @@ function logFor(logs: SessionLog[], sessionId: string): SessionLog {
 }
 
 describe('(d) a user abort is never continued', () => {
-  it('cancelling during the plugin backoff after a content-filter stop ends the wait at once: no retry, no note, Work unchanged', async () => {
-    await installBundle(home, 'headless', repoRoot);
-    const patches = configure('maxAutoContinue: 3\nbackoff: [30]', { driver: true });
+  it('the web stop button during the plugin backoff after a content-filter stop ends the wait at once: no retry, no note, Work unchanged', async () => {
+    await installBundle(home, 'web', repoRoot);
+    const patches = configure('maxAutoContinue: 3\nbackoff: [30]');
     const work = sim.seedTask({ projectId: listId, title: '写周报', priority: 5, items: [{ title: '汇总进展' }, { title: '发出去' }] });
-    const cancelFile = path.join(home, 'cancel-now');
     model.setScript([
       toolCall('todo_work', { action: 'next' }),
       toolCall('todo', { action: 'update', updates: [{ step: '汇总进展', status: 'in_progress' }] }),
       contentFilter(),
-      text('SHOULD_NOT_BE_ASKED'),
     ]);
-    const started = Date.now();
-    const running = runHeadless({ home, cwd: project, prompt: '检查todo', baseUrl: model.baseUrl, patches, env: env({ DIDA_E2E_CANCEL_FILE: cancelFile }), timeoutMs: 60_000 });
-    await model.waitFor((rs) => rs.some((r) => r.kind === 'chat' && behaviourKind(r) === 'contentFilter'), 30_000);
-    // The plugin records the attempt, then waits 30 s: that is when the person presses stop.
-    const sessionId = sessionIdOf(model.chatRequests()[0]!);
-    await until('the plugin to start its backoff', () => readState()?.sessions?.[sessionId]?.autoAttempts === 1);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    fs.writeFileSync(cancelFile, 'now');
-    const run = await running;
-    const elapsed = Date.now() - started;
-    console.log(`[adapter d1] run ${elapsed} ms, exit ${run.code}`);
+    const web = await startWeb({ home, cwd: project, baseUrl: model.baseUrl, patches, env: env() });
+    let sessionId = '';
+    try {
+      sessionId = await createSession(web.url, project);
+      await prompt(web.url, sessionId, '检查todo');
+      await model.waitFor((rs) => rs.some((r) => r.kind === 'chat' && behaviourKind(r) === 'contentFilter'), 30_000);
+      // The plugin records the attempt, then waits 30 s: that is when the person presses stop.
+      await until('the plugin to start its backoff', () => readState()?.sessions?.[sessionId]?.autoAttempts === 1);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const stopped = Date.now();
+      await cancel(web.url, sessionId);
+      const log = await untilAsync('the aborted turn/end', async () => {
+        const found = (await readSessionLogs(home)).find((l) => l.header.id === sessionId);
+        return found && eventsOf(found, 'turn/end').length > 0 ? found : undefined;
+      });
+      console.log(`[adapter d1] stop → turn/end ${Date.now() - stopped} ms`);
+      expect(eventsOf(log, 'turn/end').map((e) => e.data.reason)).toEqual([{ kind: 'aborted', reason: { kind: 'user' } }]);
+      // dsh stays up: nothing continues the session on its own within a few seconds.
+      const chatsAtStop = model.chatRequests().length;
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      expect(model.chatRequests()).toHaveLength(chatsAtStop);
+      expect(behaviourKind(model.chatRequests().at(-1)!)).toBe('contentFilter');
 
-    expect(run.timedOut).toBe(false);
-    expect(run.stderr).toContain('[e2e-driver] cancelled');
-    expect(run.stderr).toContain('continuing automatically in 30 s');
-    expect(elapsed).toBeLessThan(25_000);
-    expect(run.code).toBe(1);
-    // No retry: the content-filter request was the last one, and no request carried the continuation note.
+      // The person's next message gets an ordinary request, without any continuation note.
+      model.setScript([text('AFTER_STOP')]);
+      await prompt(web.url, sessionId, '好的，先停一下');
+      await model.waitFor((rs) => rs.filter((r) => r.kind === 'chat').length > chatsAtStop, 20_000);
+      await untilAsync('the second turn to end', async () => {
+        const found = (await readSessionLogs(home)).find((l) => l.header.id === sessionId);
+        return found && eventsOf(found, 'turn/end').length >= 2;
+      });
+    } finally {
+      await web.stop('SIGTERM');
+    }
+    expect(web.stderr()).toContain('continuing automatically in 30 s');
     const chats = model.chatRequests();
-    expect(behaviourKind(chats.at(-1)!)).toBe('contentFilter');
-    expect(model.pending()).toEqual([text('SHOULD_NOT_BE_ASKED')]);
+    expect(chats.map(behaviourKind)).toEqual(['toolCalls', 'toolCalls', 'contentFilter', 'text']);
     for (const r of chats) expect(bodyText(r)).not.toContain(CONTINUATION_NOTE);
+    expect(bodyText(chats.at(-1)!)).toContain('好的，先停一下');
 
-    const log = logFor(run.sessionLogs, sessionId);
-    const ends = eventsOf(log, 'turn/end');
-    expect(ends.at(-1)?.data?.reason).toEqual({ kind: 'aborted', reason: { kind: 'user' } });
-    // Our only message in this session is the queue note of the trigger phrase; no continuation or recovery note.
+    const log = logFor(await readSessionLogs(home), sessionId);
+    expect(eventsOf(log, 'turn/end').map((e) => e.data.reason.kind)).toEqual(['aborted', 'completed']);
+    // Our only messages in this session are the queue notes of the trigger phrase; no continuation or recovery note.
     const ours = eventsOf(log, 'user/message').filter((e) => e.data?.source?.kind === 'plugin' && e.data?.source?.plugin === 'dida-todo');
     expect(ours.map((e) => JSON.stringify(e.data.content))).toEqual([expect.stringContaining('asked to check the Dida queue')]);
+    // The human message reset the counter the aborted wait had taken.
+    expect(readState().sessions[sessionId].autoAttempts).toBe(0);
 
-    // The Work is as the model left it: open, first step in progress, not waiting, no 🙋 reminder, no acceptance.
+    // The Work is as the model left it: open, not waiting, no 🙋 reminder, no acceptance.
     const task = sim.getTask(work.id)!;
     expect(task.status).toBe(0);
     expect(task.priority).toBe(5);
@@ -186,25 +214,25 @@ describe('(d) a user abort is never continued', () => {
 
 describe('(e) SIGKILL mid-turn, then the session is resumed', () => {
   it('records the open turn, and on resume continues the interrupted turn with a plugin follow-up until the Work is done', async () => {
-    await installBundle(home, 'headless', repoRoot);
     await installBundle(home, 'web', repoRoot);
     const patches = configure('maxAutoContinue: 3\nbackoff: [0.2]', { driver: true });
     const work = sim.seedTask({ projectId: listId, title: '整理发布说明', priority: 3, items: [{ title: '收集变更' }, { title: '写草稿' }] });
 
-    // 1. A bound headless turn takes the Work, starts a step, and is SIGKILLed while the model stalls.
+    // 1. A bound web session takes the Work, starts a step, and dsh is SIGKILLed while the model stalls.
     model.setScript([
       toolCall('todo_work', { action: 'next' }),
       toolCall('todo', { action: 'update', updates: [{ step: '收集变更', status: 'in_progress' }] }),
       stall(),
     ]);
-    const first = await spawnHeadless({ home, cwd: project, prompt: '检查todo', baseUrl: model.baseUrl, patches, env: env(), timeoutMs: 60_000 });
+    const first = await startWeb({ home, cwd: project, baseUrl: model.baseUrl, patches, env: env() });
+    const sessionId = await createSession(first.url, project);
+    await prompt(first.url, sessionId, '检查todo');
     await model.waitFor((rs) => rs.some((r) => r.kind === 'chat' && behaviourKind(r) === 'stall'), 30_000);
-    const sessionId = sessionIdOf(model.chatRequests()[0]!);
+    expect(sessionIdOf(model.chatRequests()[0]!)).toBe(sessionId);
     await until('the open-turn marker', () => readState()?.sessions?.[sessionId]?.turnOpenSince);
     await new Promise((resolve) => setTimeout(resolve, 300));
-    first.kill('SIGKILL');
-    const killed = await first.exited;
-    expect(killed.signal ?? killed.code).toBe(killed.signal ? 'SIGKILL' : 137);
+    const killed = await first.stop('SIGKILL');
+    expect(killed.signal).toBe('SIGKILL');
     const marker = readState().sessions[sessionId];
     expect(marker.turnOpenSince).toEqual(expect.any(Number));
     expect(marker.currentWork).toBeTruthy();
