@@ -140,11 +140,13 @@ export class DshHost {
 
   /** Resolves the binding (no Dida traffic when unbound), syncs in the background, notes a crash-interrupted turn. */
   private async attach(track: AgentTrack): Promise<void> {
+    // onInbox replaces this signal when a person writes; a message during the reads below must win over recovery.
+    const humanAtStart = track.humanSignal;
     const config = await this.refreshConfig();
     if (config) track.binding = findBinding(config, track.cwd);
     if (!track.binding) return;
     const session = (await this.runtime.state.read()).sessions[track.sessionId];
-    if (shouldRecoverCrash(session?.turnOpenSince, Date.now())) {
+    if (shouldRecoverCrash(session?.turnOpenSince, Date.now()) && track.humanSignal === humanAtStart) {
       track.recoverPending = true;
       setTimeout(() => this.recover(track), 0).unref?.();
     }
