@@ -302,6 +302,43 @@ describe('(e) SIGKILL mid-turn, then the session is resumed', () => {
   });
 });
 
+describe('(e2) SIGKILL mid-turn, then the person writes in the crashed session', () => {
+  it('the person\'s message wins: their turn runs and no recovery follow-up is added after it', async () => {
+    await installBundle(home, 'web', repoRoot);
+    const patches = configure('maxAutoContinue: 3\nbackoff: [0.2]');
+    const work = sim.seedTask({ projectId: listId, title: '整理发布说明', priority: 3, items: [{ title: '收集变更' }] });
+    model.setScript([toolCall('todo_work', { action: 'next' }), stall()]);
+    const first = await startWeb({ home, cwd: project, baseUrl: model.baseUrl, patches, env: env() });
+    const sessionId = await createSession(first.url, project);
+    await prompt(first.url, sessionId, '检查todo');
+    await model.waitFor((rs) => rs.some((r) => r.kind === 'chat' && behaviourKind(r) === 'stall'), 30_000);
+    await until('the open-turn marker', () => readState()?.sessions?.[sessionId]?.turnOpenSince);
+    await first.stop('SIGKILL');
+
+    const chatsBefore = model.chatRequests().length;
+    model.setScript([text('HUMAN_TURN_DONE'), text('SHOULD_NOT_BE_ASKED')]);
+    const web = await startWeb({ home, cwd: project, baseUrl: model.baseUrl, patches, env: env() });
+    try {
+      // The web host resumes the cold session for this call, then queues the person's message.
+      await prompt(web.url, sessionId, '我回来了，先别继续');
+      await untilAsync('the person\'s turn to end', async () => {
+        const found = (await readSessionLogs(home)).find((l) => l.header.id === sessionId);
+        return found && eventsOf(found, 'turn/end').some((e) => e.data?.reason?.kind === 'completed');
+      });
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+    } finally {
+      await web.stop('SIGTERM');
+    }
+    const resumed = model.chatRequests().slice(chatsBefore);
+    expect(resumed.map((r) => behaviourKind(r))).toEqual(['text']);
+    expect(bodyText(resumed[0]!)).toContain('我回来了');
+    const log = logFor(await readSessionLogs(home), sessionId);
+    expect(log.events.filter((e) => e.type === 'user/message' && JSON.stringify(e.data?.content).includes(RECOVERY_NOTE))).toEqual([]);
+    expect(eventsOf(log, 'turn/end').map((e) => e.data.reason.kind)).toEqual(['interrupted', 'completed']);
+    expect(sim.getTask(work.id)?.status).toBe(0);
+  });
+});
+
 describe('(f) a subagent is never bound or continued', () => {
   it('the child stopped by the content filter is not retried, and makes no Dida request or state of its own', async () => {
     await installBundle(home, 'headless', repoRoot);
