@@ -78,11 +78,13 @@ async function runStages(deps: EngineDeps, work: WorkRecord): Promise<FinalizeOu
   const fin = (work.finalize ??= { attempts: 0 });
 
   // 1. The acceptance todo: reuse the recorded one, else one an interrupted run made, else create it.
+  let createdNow = false;
   if (!fin.acceptanceTaskId) {
     const title = acceptanceTitle(locale, work);
     const state = await deps.state.read();
     const taken = new Set(Object.values(state.works).flatMap((w) => [w.taskId, w.acceptance?.taskId, w.finalize?.acceptanceTaskId].filter((id): id is string => !!id)));
     const existing = (await gateway.getProjectData(work.projectId)).tasks.find((t) => t.title === title && !taken.has(t.id));
+    createdNow = !existing;
     const created =
       existing ??
       (await gateway.createTask({
@@ -106,7 +108,8 @@ async function runStages(deps: EngineDeps, work: WorkRecord): Promise<FinalizeOu
   // 2. The identity anchor on the acceptance todo: its author is the owner whose comments mean rework.
   if (!fin.anchorCommentId) {
     const anchorText = locale.t('dida.acceptance.anchor');
-    const existing = (await gateway.listComments(work.projectId, acceptanceId)).find((c) => c.title === anchorText);
+    // A todo created a moment ago in this same pass cannot carry an anchor from an earlier run: no need to look.
+    const existing = createdNow ? undefined : (await gateway.listComments(work.projectId, acceptanceId)).find((c) => c.title === anchorText);
     const anchor = existing ?? (await gateway.addComment(work.projectId, acceptanceId, anchorText));
     fin.anchorCommentId = anchor.id;
     work.acceptance = {
