@@ -3,7 +3,7 @@ import { isDidaError, type DidaErrorCode } from '../dida/dida-error';
 import type { EngineDeps } from './engine-context';
 import { WorkError } from './engine-context';
 import { MAX_COMMENT_LENGTH, MAX_ITEM_TITLE_LENGTH, sanitizeForDida } from './text-guard';
-import { keyOf, loadWork, lockKeyOf, readTask, reconcileWithTask, saveWork, stepIdFactory, writeSteps } from './work-io';
+import { keyOf, lockKeyOf, readTask, reconcileWithTask, saveWork, stepIdFactory, workIn, writeSteps } from './work-io';
 import { SETTLED, visibleSteps, type StepRecord, type StepStatus, type WorkRecord } from './work-state';
 
 export type StepChange =
@@ -157,7 +157,7 @@ export function progressComment(deps: EngineDeps, transitions: StepChangeResult[
 export async function changeSteps(deps: EngineDeps, key: string, changes: readonly StepChange[]): Promise<StepChangeResult> {
   return deps.locks.withLock(lockKeyOf(key), async () => {
     const state = await deps.state.read();
-    const work = await loadWork(deps, key);
+    const work = workIn(state, key);
     if (work.phase === 'accepting' || work.phase === 'closed' || (work.phase === 'finalizing' && work.finalize?.acceptanceTaskId)) {
       throw new WorkError('work_closed', `The Work "${work.title}" is already sent for review; create a new Work for further changes.`);
     }

@@ -34,7 +34,11 @@ export function stepIdFactory(deps: EngineDeps, state?: EngineState): () => stri
 }
 
 export async function loadWork(deps: EngineDeps, key: string): Promise<WorkRecord> {
-  const state = await deps.state.read();
+  return workIn(await deps.state.read(), key);
+}
+
+/** The Work `key` of a state already read (no second read of the state file). */
+export function workIn(state: EngineState, key: string): WorkRecord {
   const work = state.works[key];
   if (!work) throw new WorkError('work_not_found', `No Work has id ${key}; call todo_work list to see the current Works.`);
   return work;
