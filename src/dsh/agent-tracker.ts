@@ -26,6 +26,9 @@ export interface AgentTrack {
   ready: Promise<void>;
   /** The sync started for the latest human message; the next panel publish waits for it (bounded). */
   syncing?: Promise<unknown>;
+  /** The latest sync of the bound list and when it started (reused by a turn starting right after it). */
+  lastSync?: Promise<unknown>;
+  syncStartedAt?: number;
   /** Promise of in-flight background work (sync, settle), awaited on dispose. */
   background: Set<Promise<unknown>>;
 }

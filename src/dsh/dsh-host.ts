@@ -18,6 +18,8 @@ const PLUGIN = 'dida-todo';
 const SETTLE_BUDGET_MS = 60_000;
 /** How long the first step of a turn waits for the sync a person's message started. */
 const PANEL_SYNC_WAIT_MS = 5_000;
+/** A sync this recent (e.g. the one started with the session) also serves a turn that starts now. */
+const SYNC_REUSE_MS = 3_000;
 
 export function log(line: string): void {
   process.stderr.write(`[dida-todo] ${line}\n`);
@@ -150,14 +152,21 @@ export class DshHost {
       track.recoverPending = true;
       setTimeout(() => this.recover(track), 0).unref?.();
     }
-    const binding = track.binding;
     // The first sync runs in the background: a failing or slow Dida never blocks the session.
-    inBackground(
-      track,
-      this.engine().then((engine) => engine.sync(binding.projectId)),
-      log,
-      'syncing the bound Dida list (will retry later)',
-    );
+    this.startSync(track);
+  }
+
+  /** Reads the bound list once; a read started in the last few seconds (session start) serves a new turn too. */
+  private startSync(track: AgentTrack): void {
+    const binding = track.binding;
+    if (!binding) return;
+    if (!track.lastSync || Date.now() - (track.syncStartedAt ?? 0) >= SYNC_REUSE_MS) {
+      track.syncStartedAt = Date.now();
+      track.lastSync = this.engine().then((engine) => engine.sync(binding.projectId));
+      inBackground(track, track.lastSync, log, 'syncing the bound Dida list (will retry later)');
+    }
+    // The next panel publish waits for it (bounded).
+    track.syncing = track.lastSync;
   }
 
   private onStatus(agent: HostAgent, status: string): void {
@@ -236,12 +245,8 @@ export class DshHost {
     track.humanSignal.abort(new Error('a person wrote'));
     track.humanSignal = new AbortController();
     track.recoverPending = false;
-    if (track.binding) {
-      // A person's message starts a turn: read the list once so their latest edits reach the panel and the tools.
-      const binding = track.binding;
-      track.syncing = this.engine().then((engine) => engine.sync(binding.projectId));
-      inBackground(track, track.syncing, log, 'syncing the bound Dida list (will retry later)');
-    }
+    // A person's message starts a turn: read the list once so their latest edits reach the panel and the tools.
+    this.startSync(track);
     if (detectQueueGrant(textOf(message), this.config.queueTriggers)) {
       track.queueGranted = true;
       try {
