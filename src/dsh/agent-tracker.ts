@@ -26,9 +26,10 @@ export interface AgentTrack {
   ready: Promise<void>;
   /** The sync started for the latest human message; the next panel publish waits for it (bounded). */
   syncing?: Promise<unknown>;
-  /** The latest sync of the bound list and when it started (reused by a turn starting right after it). */
-  lastSync?: Promise<unknown>;
-  syncStartedAt?: number;
+  /** The read started with the session, not yet used by a turn (a turn starting right after it reuses it). */
+  sessionSync?: { promise: Promise<unknown>; startedAt: number };
+  /** A person's message already started a read of the list. */
+  turnSyncStarted?: boolean;
   /** Promise of in-flight background work (sync, settle), awaited on dispose. */
   background: Set<Promise<unknown>>;
 }

@@ -18,8 +18,8 @@ const PLUGIN = 'dida-todo';
 const SETTLE_BUDGET_MS = 60_000;
 /** How long the first step of a turn waits for the sync a person's message started. */
 const PANEL_SYNC_WAIT_MS = 5_000;
-/** A sync this recent (e.g. the one started with the session) also serves a turn that starts now. */
-const SYNC_REUSE_MS = 3_000;
+/** The session's first read also serves a turn starting within this long; later turns read again. */
+const SESSION_SYNC_REUSE_MS = 5_000;
 
 export function log(line: string): void {
   process.stderr.write(`[dida-todo] ${line}\n`);
@@ -153,20 +153,31 @@ export class DshHost {
       setTimeout(() => this.recover(track), 0).unref?.();
     }
     // The first sync runs in the background: a failing or slow Dida never blocks the session.
-    this.startSync(track);
+    this.startSync(track, 'session');
   }
 
-  /** Reads the bound list once; a read started in the last few seconds (session start) serves a new turn too. */
-  private startSync(track: AgentTrack): void {
+  /**
+   * Reads the bound list. The read started with the session also serves the session's first turn (a one-shot run
+   * reads the list once); every later human turn reads it again so the person's latest edits show up.
+   */
+  private startSync(track: AgentTrack, origin: 'session' | 'turn'): void {
     const binding = track.binding;
     if (!binding) return;
-    if (!track.lastSync || Date.now() - (track.syncStartedAt ?? 0) >= SYNC_REUSE_MS) {
-      track.syncStartedAt = Date.now();
-      track.lastSync = this.engine().then((engine) => engine.sync(binding.projectId));
-      inBackground(track, track.lastSync, log, 'syncing the bound Dida list (will retry later)');
+    const fresh = track.sessionSync && Date.now() - track.sessionSync.startedAt < SESSION_SYNC_REUSE_MS;
+    if (origin === 'turn' && fresh && track.sessionSync) {
+      track.syncing = track.sessionSync.promise;
+      track.sessionSync = undefined;
+      return;
     }
-    // The next panel publish waits for it (bounded).
-    track.syncing = track.lastSync;
+    // A turn that started before the session's read was set up already read the list.
+    if (origin === 'session' && track.turnSyncStarted) return;
+    const sync = this.engine().then((engine) => engine.sync(binding.projectId));
+    inBackground(track, sync, log, 'syncing the bound Dida list (will retry later)');
+    if (origin === 'session') track.sessionSync = { promise: sync, startedAt: Date.now() };
+    else {
+      track.syncing = sync;
+      track.turnSyncStarted = true;
+    }
   }
 
   private onStatus(agent: HostAgent, status: string): void {
@@ -246,7 +257,7 @@ export class DshHost {
     track.humanSignal = new AbortController();
     track.recoverPending = false;
     // A person's message starts a turn: read the list once so their latest edits reach the panel and the tools.
-    this.startSync(track);
+    this.startSync(track, 'turn');
     if (detectQueueGrant(textOf(message), this.config.queueTriggers)) {
       track.queueGranted = true;
       try {
