@@ -11,7 +11,7 @@ import { getLocale } from './locale';
 import { occurrenceKey } from './schedule';
 import { resumeWork } from './waiting';
 import { keyOf, stepIdFactory } from './work-io';
-import { adoptTask, reconcileWork } from './work-reconcile';
+import { adoptTask, reconcileWork, taskVersion } from './work-reconcile';
 import { workKey, type WorkRecord } from './work-state';
 
 export interface SyncReport {
@@ -63,7 +63,16 @@ export async function syncList(deps: EngineDeps, projectId: string): Promise<Syn
   report.tasks = tasks;
   const openIds = new Set(tasks.map((t) => t.id));
 
-  const after = await deps.state.update((state) => {
+  // Nothing new and no task changed since it was last folded in: the state is not even rewritten.
+  const unchanged = tasks.every((task) => {
+    if (before.ownTasks[task.id] || isBundleTaskTitle(ALL_LOCALES, task.title)) return true;
+    const work = before.works[workKey(task.id, taskOccurrence(task, deps))];
+    if (!work) return false;
+    if (work.phase !== 'open') return true;
+    const version = taskVersion(task);
+    return version !== undefined && work.seenVersion === version;
+  });
+  const after = unchanged ? before : await deps.state.update((state) => {
     const newId = stepIdFactory(deps, state);
     const now = deps.now();
     // A rework task an interrupted review already filed is that review's to pick up, not a new request.

@@ -5,7 +5,7 @@ import type { EngineDeps } from './engine-context';
 import { WorkError } from './engine-context';
 import { humanFingerprint, rememberItemIds, taskUpdateFor } from './item-codec';
 import { occurrenceKey } from './schedule';
-import { reconcileWork, type ReconcileResult } from './work-reconcile';
+import { reconcileWork, taskVersion, type ReconcileResult } from './work-reconcile';
 import { workKey, type EngineState, type WorkRecord } from './work-state';
 import { randomBytes } from 'node:crypto';
 
@@ -109,6 +109,9 @@ export async function writeSteps(deps: EngineDeps, work: WorkRecord, task: Task)
   const answered = await deps.gateway.updateTask(update);
   rememberItemIds(work.steps, plan, answered.items ?? []);
   work.humanFingerprint = humanFingerprint(answered);
+  const version = taskVersion(answered);
+  if (version) work.seenVersion = version;
+  else delete work.seenVersion;
   return answered;
 }
 

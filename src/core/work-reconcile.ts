@@ -17,6 +17,11 @@ export interface ReconcileResult {
   removed: StepRecord[];
 }
 
+/** Dida's version of a task: its etag, else its modification time; undefined when Dida sent neither. */
+export function taskVersion(task: Pick<Task, 'etag' | 'modifiedTime'>): string | undefined {
+  return task.etag || task.modifiedTime || undefined;
+}
+
 /** A new Work for a task a person wrote in Dida. Writes nothing to Dida. */
 export function adoptTask(task: Task, options: ReconcileOptions): WorkRecord {
   const steps = (task.items ?? []).map((item) => stepFromItem(item, options));
@@ -34,6 +39,7 @@ export function adoptTask(task: Task, options: ReconcileOptions): WorkRecord {
     keepOpen: false,
     humanFingerprint: humanFingerprint(task),
     body: (task.content ?? '').trim(),
+    ...(taskVersion(task) ? { seenVersion: taskVersion(task) } : {}),
     createdAt: options.now,
     updatedAt: options.now,
     rev: 1,
@@ -57,6 +63,7 @@ export function agentWorkFromTask(task: Task, options: Pick<ReconcileOptions, 'n
     keepOpen: false,
     humanFingerprint: humanFingerprint(task),
     body: options.body ?? '',
+    ...(taskVersion(task) ? { seenVersion: taskVersion(task) } : {}),
     ...(options.reworkOf ? { reworkOf: options.reworkOf } : {}),
     createdAt: options.now,
     updatedAt: options.now,
@@ -185,5 +192,8 @@ export function reconcileWork(work: WorkRecord, task: Task, options: ReconcileOp
     work.updatedAt = options.now;
     work.rev += 1;
   }
+  const version = taskVersion(task);
+  if (version) work.seenVersion = version;
+  else delete work.seenVersion;
   return result;
 }

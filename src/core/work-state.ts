@@ -85,6 +85,8 @@ export const WorkRecordSchema = z.object({
   outcome: z.optional(z.enum(['accepted', 'rework', 'completed_by_human', 'deleted', 'superseded'])),
   createdAt: z.number(),
   updatedAt: z.number(),
+  /** Dida's version of the task (etag, else modifiedTime) when it was last folded in; an unchanged task is skipped. */
+  seenVersion: z.optional(z.string()),
   /** Bumped on every local change; sync skips Works changed while it was reading Dida. */
   rev: z._default(z.number(), 0),
 });

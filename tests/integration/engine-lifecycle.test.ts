@@ -142,3 +142,27 @@ describe('a settled Work whose session ended before settling', () => {
     expect(h.sim.getTask(ticked.id)?.status).toBe(0);
   });
 });
+
+describe('re-syncing an unchanged list', () => {
+  it('neither writes to Dida nor takes the state lock, and a person edit is still picked up', async () => {
+    const list = h.sim.seedProject({ name: 'steady' });
+    const task = h.sim.seedTask({ projectId: list.id, title: '稳定的任务', priority: 3, items: [{ title: '一步' }] });
+    await h.engine.sync(list.id);
+    let updates = 0;
+    const update = h.deps.state.update;
+    h.deps.state.update = (fn) => {
+      updates++;
+      return update(fn);
+    };
+    h.sim.resetCounters();
+    await h.engine.sync(list.id);
+    await h.engine.sync(list.id);
+    expect(updates).toBe(0);
+    expect(Object.keys(h.sim.counters())).toEqual(['GET /project/{pid}/data']);
+    h.sim.editTask(task.id, { title: '人改过的标题' });
+    const report = await h.engine.sync(list.id);
+    expect(report.updated).toEqual([task.id]);
+    expect(updates).toBe(1);
+    expect((await h.state()).works[task.id]?.title).toBe('人改过的标题');
+  });
+});
