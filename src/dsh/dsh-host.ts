@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { continuationMessage, decideContinuation, RECOVERY_MESSAGE, shouldRecoverCrash, waitUnlessAborted } from '../core/continuation-policy';
 import { detectQueueGrant } from '../core/queue-policy';
 import { fenceUntrusted, UNTRUSTED_PREAMBLE } from '../core/text-guard';
-import { TOOLS, panelItems, type ToolContext } from '../core/tools';
+import { TOOLS, panelItems, type ToolContext, type ToolResult } from '../core/tools';
 import { SETTLED, visibleSteps } from '../core/work-state';
 import type { WorkEngine } from '../core/work-engine';
 import { findBinding, type DidaTodoConfig } from '../store/config-store';
@@ -100,10 +100,16 @@ export class DshHost {
     ctx.effect(() => () => this.dispose());
   }
 
-  /** The per-call tool context for an agent (undefined for non-agent callers). */
-  toolContext(agent: HostAgent | undefined, signal?: AbortSignal): ToolContext | undefined {
+  /** The per-call tool context for an agent (undefined for non-agent callers; a refusal for subagents). */
+  toolContext(agent: HostAgent | undefined, signal?: AbortSignal): ToolContext | ToolResult | undefined {
     if (!agent) return undefined;
     const track = this.tracker.get(agent.id) ?? this.tracker.add(agent);
+    if (track.subagent) {
+      return {
+        code: 'invalid_argument',
+        message: 'The Dida tools belong to the main session; a subagent reports its results to its parent, which updates the Dida steps.',
+      };
+    }
     return {
       sessionId: agent.id,
       cwd: track.cwd,

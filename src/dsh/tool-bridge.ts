@@ -33,7 +33,7 @@ function toJson(result: ToolResult): ToolResult {
 
 export function bridgeTool(
   tool: ToolDefinition,
-  contextFor: (exec: ToolExecution) => ToolContext | undefined,
+  contextFor: (exec: ToolExecution) => ToolContext | ToolResult | undefined,
   after?: (exec: ToolExecution, result: ToolResult) => void,
 ): HostToolDefinition {
   return {
@@ -47,6 +47,7 @@ export function bridgeTool(
     async execute(args, exec) {
       const ctx = contextFor(exec);
       if (!ctx) return toJson({ code: 'invalid_argument', message: `${tool.name} must be called by an agent session.` });
+      if ('code' in ctx) return toJson(ctx);
       const result = toJson(await tool.execute((args ?? {}) as Record<string, unknown>, ctx));
       after?.(exec, result);
       return result;

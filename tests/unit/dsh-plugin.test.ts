@@ -315,6 +315,12 @@ describe('subagents', () => {
       const section = host.sections[0]!;
       expect(typeof section.text === 'function' ? section.text({ agent: child }) : section.text).toBe('');
 
+      // The Dida tools refuse a subagent: it cannot create or change Works of its own.
+      const todo = host.tools.find((t: { name: string }) => t.name === 'todo');
+      const refused = await todo.execute({ action: 'create', work_title: '子代理的工作', steps: [{ title: 'x' }] }, { agent: child });
+      expect(refused.code).toBe('invalid_argument');
+      expect(refused.message).toContain('subagent');
+
       // No Dida traffic and no state on its behalf.
       expect(sim.totalRequests()).toBe(0);
       expect(readState()?.sessions?.[child.id]).toBeUndefined();
