@@ -79,16 +79,17 @@ export async function claimWork(deps: EngineDeps, key: string): Promise<ClaimOut
   const me = hostLabelOf(deps);
   return deps.locks.withLock(lockKeyOf(key), async () => {
     const work = await loadWork(deps, key);
-    const decide = async (): Promise<ClaimOutcome | undefined> => {
-      const [comments, task] = await Promise.all([deps.gateway.listComments(work.projectId, work.taskId), deps.gateway.getTask(work.projectId, work.taskId)]);
-      const live = earliestLiveClaim(comments, task, work.occurrence, leaseMs, deps.now());
+    // The task is read once: the lease counts from its last change, which posting a claim does not move.
+    const [task, comments] = await Promise.all([deps.gateway.getTask(work.projectId, work.taskId), deps.gateway.listComments(work.projectId, work.taskId)]);
+    const decide = (list: readonly Comment[]): ClaimOutcome | undefined => {
+      const live = earliestLiveClaim(list, task, work.occurrence, leaseMs, deps.now());
       if (!live) return undefined;
       return live.host === me ? { status: 'won', posted: false } : { status: 'lost', holder: live.host };
     };
-    const first = await decide();
+    const first = decide(comments);
     if (first) return remember(deps, work, first);
     await deps.gateway.addComment(work.projectId, work.taskId, claimText(deps, work.occurrence));
-    const second = (await decide()) ?? { status: 'won' as const, posted: true };
+    const second = decide(await deps.gateway.listComments(work.projectId, work.taskId)) ?? { status: 'won' as const, posted: true };
     return remember(deps, work, second.status === 'won' ? { status: 'won', posted: true } : second);
   });
 }
