@@ -12,7 +12,7 @@ import { occurrenceKey } from './schedule';
 import { resumeWork } from './waiting';
 import { keyOf, stepIdFactory } from './work-io';
 import { adoptTask, reconcileWork, taskVersion } from './work-reconcile';
-import { workKey, type WorkRecord } from './work-state';
+import { workKey, type EngineState, type WorkRecord } from './work-state';
 
 export interface SyncReport {
   projectId: string;
@@ -75,6 +75,7 @@ export async function syncList(deps: EngineDeps, projectId: string): Promise<Syn
   const after = unchanged ? before : await deps.state.update((state) => {
     const newId = stepIdFactory(deps, state);
     const now = deps.now();
+    pruneState(state, now);
     // A rework task an interrupted review already filed is that review's to pick up, not a new request.
     const reworksInFlight = new Set(
       Object.values(state.works)
@@ -137,6 +138,27 @@ export async function syncList(deps: EngineDeps, projectId: string): Promise<Syn
     }
   }
   return report;
+}
+
+/** Closed Works and idle session records older than this are dropped from the state file. */
+export const PRUNE_AFTER_MS = 30 * 24 * 60 * 60_000;
+
+/**
+ * Keeps the state file from growing without end: drops Works closed more than PRUNE_AFTER_MS ago (and the
+ * bundle-task ids only they referenced) and session records idle as long. Open, finalizing and reviewing Works stay.
+ */
+export function pruneState(state: EngineState, now: number): void {
+  const cutoff = now - PRUNE_AFTER_MS;
+  for (const [key, work] of Object.entries(state.works)) {
+    if (work.phase !== 'closed' || work.updatedAt >= cutoff) continue;
+    delete state.works[key];
+    for (const id of [work.acceptance?.taskId, work.finalize?.acceptanceTaskId, work.waiting?.reminderTaskId]) if (id) delete state.ownTasks[id];
+  }
+  for (const [id, session] of Object.entries(state.sessions)) {
+    // A turn left open that long ago is far past the crash-recovery window too.
+    if (session.updatedAt >= cutoff) continue;
+    delete state.sessions[id];
+  }
 }
 
 /** A settled Work is finalized at the next settle; one left behind by a session that ended first gets this long. */
