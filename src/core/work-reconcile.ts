@@ -22,53 +22,49 @@ export function taskVersion(task: Pick<Task, 'etag' | 'modifiedTime'>): string |
   return task.etag || task.modifiedTime || undefined;
 }
 
-/** A new Work for a task a person wrote in Dida. Writes nothing to Dida. */
-export function adoptTask(task: Task, options: ReconcileOptions): WorkRecord {
-  const steps = (task.items ?? []).map((item) => stepFromItem(item, options));
+/** The fields every new Work record starts with; the callers choose origin, steps and body. */
+function newWork(task: Task, fields: Pick<WorkRecord, 'origin' | 'occurrence' | 'steps' | 'body' | 'rev'> & { now: number; reworkOf?: string }): WorkRecord {
+  const version = taskVersion(task);
   return {
     taskId: task.id,
     projectId: task.projectId,
-    occurrence: options.occurrence,
+    occurrence: fields.occurrence,
     title: task.title,
-    origin: 'human',
+    origin: fields.origin,
     mode: 'checklist',
     priority: task.priority,
     phase: 'open',
-    steps,
-    nextStepNumber: steps.length + 1,
+    steps: fields.steps,
+    nextStepNumber: fields.steps.length + 1,
     keepOpen: false,
     humanFingerprint: humanFingerprint(task),
-    body: (task.content ?? '').trim(),
-    ...(taskVersion(task) ? { seenVersion: taskVersion(task) } : {}),
-    createdAt: options.now,
-    updatedAt: options.now,
-    rev: 1,
+    body: fields.body,
+    ...(version ? { seenVersion: version } : {}),
+    ...(fields.reworkOf ? { reworkOf: fields.reworkOf } : {}),
+    createdAt: fields.now,
+    updatedAt: fields.now,
+    rev: fields.rev,
   };
+}
+
+/** A new Work for a task a person wrote in Dida. Writes nothing to Dida. */
+export function adoptTask(task: Task, options: ReconcileOptions): WorkRecord {
+  const steps = (task.items ?? []).map((item) => stepFromItem(item, options));
+  return newWork(task, { origin: 'human', occurrence: options.occurrence, steps, body: (task.content ?? '').trim(), rev: 1, now: options.now });
 }
 
 /** A new Work for a task this bundle created (agent Work or rework): every item is an agent step. */
 export function agentWorkFromTask(task: Task, options: Pick<ReconcileOptions, 'now' | 'newStepId'> & { body?: string; reworkOf?: string }): WorkRecord {
   const steps = (task.items ?? []).map((item) => ({ ...stepFromItem(item, options), origin: 'agent' as const }));
-  return {
-    taskId: task.id,
-    projectId: task.projectId,
-    occurrence: '',
-    title: task.title,
+  return newWork(task, {
     origin: 'agent',
-    mode: 'checklist',
-    priority: task.priority,
-    phase: 'open',
+    occurrence: '',
     steps,
-    nextStepNumber: steps.length + 1,
-    keepOpen: false,
-    humanFingerprint: humanFingerprint(task),
     body: options.body ?? '',
-    ...(taskVersion(task) ? { seenVersion: taskVersion(task) } : {}),
-    ...(options.reworkOf ? { reworkOf: options.reworkOf } : {}),
-    createdAt: options.now,
-    updatedAt: options.now,
     rev: 0,
-  };
+    now: options.now,
+    ...(options.reworkOf ? { reworkOf: options.reworkOf } : {}),
+  });
 }
 
 function stepFromItem(item: ChecklistItem, options: Pick<ReconcileOptions, 'now' | 'newStepId'>): StepRecord {

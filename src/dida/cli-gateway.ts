@@ -1,4 +1,5 @@
 // The Dida gateway that drives an installed `dida` command (@suibiji/dida-cli) and validates what it prints.
+import { sleep } from '../common/abortable-sleep';
 import * as z from 'zod/mini';
 import { describeIssues } from '../common/schema-issues';
 import { CliProcessRunner, PERMANENT_FAILURES, type CliRunResult } from './cli-process';
@@ -466,20 +467,3 @@ function required<T>(value: T | undefined, route: string): T {
   return value;
 }
 
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}

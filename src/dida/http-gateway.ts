@@ -1,4 +1,5 @@
 // The default Dida gateway: direct HTTPS calls to the Open API with keep-alive, timeouts and read retries.
+import { sleep } from '../common/abortable-sleep';
 import type * as z from 'zod/mini';
 import * as zm from 'zod/mini';
 import { describeIssues } from '../common/schema-issues';
@@ -398,17 +399,3 @@ function describeNetworkError(error: unknown): string {
   return 'unknown error';
 }
 
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}

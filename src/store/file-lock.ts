@@ -1,4 +1,5 @@
 // Owns cross-process locks: an in-process queue per key in front of a proper-lockfile lock directory.
+import { sleep } from '../common/abortable-sleep';
 import { createHash } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -128,19 +129,6 @@ async function acquireFileLock(
   }
 }
 
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
 
 interface Waiter {
   grant: () => void;
