@@ -142,14 +142,16 @@ export function engineProvider(runtime: Runtime, log?: (line: string) => void): 
     } catch (error) {
       log?.(`could not read the Dida time zone, using ${timeZone}: ${error instanceof Error ? error.message : String(error)}`);
     }
+    // config.yaml is the person's own setting and wins over the plugin row for the locale and the host label.
+    const settings = await runtime.config.read().catch(() => undefined);
     return new WorkEngine({
       gateway,
       state: runtime.state,
       locks: runtime.locks,
       now: () => Date.now(),
-      locale: runtime.locale,
+      locale: settings?.locale ? getLocale(settings.locale) : runtime.locale,
       timeZone,
-      hostLabel: runtime.hostLabel,
+      hostLabel: settings?.hostLabel ?? runtime.hostLabel,
       ...(log ? { log } : {}),
     });
   };
