@@ -64,8 +64,7 @@ export class DshHost {
 
   start(): void {
     const { ctx } = this;
-    // Read config.yaml now, so a session created later knows its binding before its first prompt is assembled.
-    this.refreshConfig();
+    // config.yaml is read right away (below), so a session created later knows its binding before its first prompt.
     for (const tool of TOOLS) ctx.tools.register(bridgeTool(tool, (exec) => this.toolContext(exec.agent, exec.signal)));
 
     ctx.on('agent/created', ({ agent }: { agent: HostAgent }) => this.onCreated(agent));
@@ -93,10 +92,15 @@ export class DshHost {
       },
     });
 
-    if (this.config.poll) {
-      this.pollTimer = setInterval(() => void this.poll(), this.config.pollIntervalMinutes * 60_000);
+    // Polling is on when the plugin row or config.yaml turns it on; config.yaml's interval wins when it sets one.
+    void this.refreshConfig().then((settings) => {
+      if (this.disposed) return;
+      const enabled = this.config.poll || settings?.poll?.enabled === true;
+      if (!enabled) return;
+      const minutes = settings?.poll?.enabled ? settings.poll.intervalMinutes : this.config.pollIntervalMinutes;
+      this.pollTimer = setInterval(() => void this.poll(), minutes * 60_000);
       this.pollTimer.unref?.();
-    }
+    });
     ctx.effect(() => () => this.dispose());
   }
 

@@ -452,6 +452,23 @@ describe('continuation through agent/request-error', () => {
   });
 });
 
+describe('polling from config.yaml', () => {
+  it('turns the poller on with the interval config.yaml sets, even when the plugin row leaves it off', async () => {
+    fs.writeFileSync(configPath, 'poll:\n  enabled: true\n  intervalMinutes: 3\n');
+    const setSpy = vi.spyOn(globalThis, 'setInterval');
+    const host = fakeHost();
+    try {
+      mod.apply(host.ctx as never, rowConfig({ poll: false }));
+      await settleBackground();
+      expect(setSpy.mock.calls.map((c) => c[1])).toContain(180_000);
+    } finally {
+      await host.dispose();
+      setSpy.mockRestore();
+      fs.rmSync(configPath, { force: true });
+    }
+  });
+});
+
 describe('dispose', () => {
   it('clears the poll timer and leaves no active handles behind', async () => {
     const baseline = process.getActiveResourcesInfo().filter((r) => r !== 'TTYWrap').sort();
@@ -459,6 +476,8 @@ describe('dispose', () => {
     const clearSpy = vi.spyOn(globalThis, 'clearInterval');
     const host = fakeHost();
     mod.apply(host.ctx as never, rowConfig({ poll: true, pollIntervalMinutes: 1 }));
+    // The poll timer starts once config.yaml has been read.
+    await settleBackground();
     const pollHandles = setSpy.mock.results.map((r) => r.value);
     expect(pollHandles).toHaveLength(1);
     expect(setSpy.mock.calls[0]![1]).toBe(60_000);
