@@ -1,9 +1,9 @@
 // The Dida gateway that drives an installed `dida` command (@suibiji/dida-cli) and validates what it prints.
+import { commentAddedAs, projectCreatedAs, taskCreatedAs } from './empty-answer';
 import { sleep } from '../common/abortable-sleep';
 import * as z from 'zod/mini';
 import { describeIssues } from '../common/schema-issues';
 import { CliProcessRunner, PERMANENT_FAILURES, type CliRunResult } from './cli-process';
-import { parseDidaDate } from './dida-date';
 import { DidaError, adviceFor, codeForStatus, isDidaError } from './dida-error';
 import type { CallOptions, DidaGateway } from './dida-gateway';
 import {
@@ -130,10 +130,7 @@ class CliGateway implements DidaGateway {
     if (input.color) args.push('--color', input.color);
     args.push('--view-mode', input.viewMode ?? 'list', '--kind', input.kind ?? 'TASK', '--json');
     const project = await this.run({ args, route: 'POST /project', schema: ProjectSchema, idempotent: false }, options);
-    if (project) return project;
-    // Empty answer: find the list we just made by its name.
-    const same = (await this.listProjects(options)).filter((p) => p.name === input.name);
-    return required(same.at(-1), 'POST /project');
+    return project ?? projectCreatedAs(this, input, options);
   }
 
   async getProjectData(projectId: string, options?: CallOptions): Promise<ProjectData> {
@@ -161,11 +158,8 @@ class CliGateway implements DidaGateway {
     const args = ['task', 'create', '--title', text(input.title, 'title'), '--project', id(input.projectId, 'projectId')];
     args.push(...taskFlags(input, 'create'), '--json');
     const task = await this.run({ args, route: 'POST /task', schema: TaskSchema, idempotent: false }, options);
-    if (task) return task;
-    // Empty answer: the task exists but we were not told its id; pick the newest open task with this title.
-    const matches = (await this.getProjectData(input.projectId, options)).tasks.filter((t) => t.title === input.title);
-    matches.sort((a, b) => (parseDidaDate(b.createdTime)?.getTime() ?? 0) - (parseDidaDate(a.createdTime)?.getTime() ?? 0));
-    return required(matches[0], 'POST /task');
+    // Empty answer: the task exists but we were not told its id.
+    return task ?? taskCreatedAs(this, input, options);
   }
 
   async updateTask(task: TaskUpdate, options?: CallOptions): Promise<Task> {
@@ -225,9 +219,7 @@ class CliGateway implements DidaGateway {
       },
       options,
     );
-    if (comment) return comment;
-    const same = (await this.listComments(projectId, taskId, options)).filter((c) => c.title === body);
-    return required(same.at(-1), 'POST /project/{pid}/task/{tid}/comment');
+    return comment ?? commentAddedAs(this, projectId, taskId, body, options);
   }
 
   /**

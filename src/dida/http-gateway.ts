@@ -1,4 +1,5 @@
 // The default Dida gateway: direct HTTPS calls to the Open API with keep-alive, timeouts and read retries.
+import { commentAddedAs, projectCreatedAs, taskCreatedAs } from './empty-answer';
 import { sleep } from '../common/abortable-sleep';
 import type * as z from 'zod/mini';
 import * as zm from 'zod/mini';
@@ -20,7 +21,6 @@ import {
   type Task,
   type TaskUpdate,
 } from './types';
-import { parseDidaDate } from './dida-date';
 
 export type DidaRegion = 'dida365' | 'ticktick';
 
@@ -130,10 +130,7 @@ class HttpGateway implements DidaGateway {
   async createProject(input: NewProject, options?: CallOptions): Promise<Project> {
     const body = { kind: 'TASK', viewMode: 'list', ...input };
     const project = await this.send({ method: 'POST', path: '/project', route: 'POST /project', body, schema: ProjectSchema, idempotent: false }, options);
-    if (project) return project;
-    // Empty answer: find the list we just made by its name.
-    const candidates = (await this.listProjects(options)).filter((p) => p.name === input.name);
-    return required(candidates.at(-1), 'POST /project');
+    return project ?? projectCreatedAs(this, input, options);
   }
 
   async getProjectData(projectId: string, options?: CallOptions): Promise<ProjectData> {
@@ -160,12 +157,8 @@ class HttpGateway implements DidaGateway {
 
   async createTask(input: NewTask, options?: CallOptions): Promise<Task> {
     const task = await this.send({ method: 'POST', path: '/task', route: 'POST /task', body: input, schema: TaskSchema, idempotent: false }, options);
-    if (task) return task;
-    // Empty answer: the task exists but we were not told its id; pick the newest open task with this title.
-    const data = await this.getProjectData(input.projectId, options);
-    const matches = data.tasks.filter((t) => t.title === input.title);
-    matches.sort((a, b) => (parseDidaDate(b.createdTime)?.getTime() ?? 0) - (parseDidaDate(a.createdTime)?.getTime() ?? 0));
-    return required(matches[0], 'POST /task');
+    // Empty answer: the task exists but we were not told its id.
+    return task ?? taskCreatedAs(this, input, options);
   }
 
   async updateTask(task: TaskUpdate, options?: CallOptions): Promise<Task> {
@@ -228,9 +221,7 @@ class HttpGateway implements DidaGateway {
       },
       options,
     );
-    if (comment) return comment;
-    const same = (await this.listComments(projectId, taskId, options)).filter((c) => c.title === text);
-    return required(same.at(-1), 'POST /project/{pid}/task/{tid}/comment');
+    return comment ?? commentAddedAs(this, projectId, taskId, text, options);
   }
 
   async getPreference(options?: CallOptions) {

@@ -1,7 +1,7 @@
 // The fake model's behaviours, first on the wire (no dsh), then as the real dsh headless driver sees them.
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   contentFilter,
   drop,
