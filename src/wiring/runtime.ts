@@ -11,7 +11,7 @@ import { getLocale, type Locale, type LocaleId } from '../core/locale';
 import { WorkEngine } from '../core/work-engine';
 import { ENGINE_STATE_VERSION, EngineStateSchema, emptyEngineState, type EngineState } from '../core/work-state';
 import { createConfigReader, updateConfig, type DidaTodoConfig } from '../store/config-store';
-import { withLock } from '../store/file-lock';
+import { withLock, type LockOptions } from '../store/file-lock';
 import { resolvePaths, type DidaTodoPaths } from '../store/paths';
 import { StateStore, type CorruptStateInfo } from '../store/state-store';
 
@@ -46,6 +46,30 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
+export interface EngineStoreOptions {
+  stateFile: string;
+  lockDir: string;
+  lockOptions?: Omit<LockOptions, 'signal'>;
+  onCorrupt?: (info: CorruptStateInfo) => void;
+}
+
+/** The engine's state file and cross-process locks as the ports the engine takes. */
+export function openEngineStore(options: EngineStoreOptions): { state: StatePort; locks: LockPort } {
+  const store = new StateStore<EngineState>({
+    file: options.stateFile,
+    lockDir: options.lockDir,
+    schema: EngineStateSchema,
+    version: ENGINE_STATE_VERSION,
+    empty: emptyEngineState,
+    ...(options.onCorrupt ? { onCorrupt: options.onCorrupt } : {}),
+    ...(options.lockOptions ? { lockOptions: options.lockOptions } : {}),
+  });
+  return {
+    state: { read: () => store.read(), update: (fn) => store.update(async (current) => (await fn(current)) ?? current) },
+    locks: { withLock: (key, fn) => withLock(options.lockDir, key, fn, options.lockOptions) },
+  };
+}
+
 export const NO_TOKEN_MESSAGE =
   'No Dida token is configured: run `dida-todo login --token <token>` (personal API token from Dida: avatar → Settings → Account → API Token), or set DIDA_TODO_TOKEN.';
 
@@ -54,12 +78,9 @@ export function openRuntime(options: RuntimeOptions = {}): Runtime {
   const paths = resolvePaths(env, { configPath: options.configPath, stateDir: options.stateDir });
   const reader = createConfigReader(paths.configFile);
   const corruptions: CorruptStateInfo[] = [];
-  const store = new StateStore<EngineState>({
-    file: paths.stateFile,
+  const { state, locks } = openEngineStore({
+    stateFile: paths.stateFile,
     lockDir: paths.lockDir,
-    schema: EngineStateSchema,
-    version: ENGINE_STATE_VERSION,
-    empty: emptyEngineState,
     onCorrupt: (info) => {
       corruptions.push(info);
       options.log?.(info.message);
@@ -69,11 +90,6 @@ export function openRuntime(options: RuntimeOptions = {}): Runtime {
     read: async () => (await reader.read()).config,
     update: (fn) => updateConfig(paths.configFile, fn, { lockDir: paths.lockDir }),
   };
-  const state: StatePort = {
-    read: () => store.read(),
-    update: (fn) => store.update(async (current) => (await fn(current)) ?? current),
-  };
-  const locks: LockPort = { withLock: (key, fn) => withLock(paths.lockDir, key, fn) };
   let gatewayPromise: Promise<DidaGateway> | undefined;
 
   const lookup = () =>

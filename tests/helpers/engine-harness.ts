@@ -2,15 +2,14 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { EngineDeps, LockPort, StatePort } from '../../src/core/engine-context';
+import type { EngineDeps } from '../../src/core/engine-context';
 import { getLocale } from '../../src/core/locale';
 import { WorkEngine } from '../../src/core/work-engine';
-import { ENGINE_STATE_VERSION, EngineStateSchema, emptyEngineState, type EngineState } from '../../src/core/work-state';
+import type { EngineState } from '../../src/core/work-state';
 import { createHttpGateway } from '../../src/dida/http-gateway';
 import type { DidaGateway } from '../../src/dida/dida-gateway';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
-import { withLock } from '../../src/store/file-lock';
-import { StateStore } from '../../src/store/state-store';
+import { openEngineStore } from '../../src/wiring/runtime';
 
 export interface EngineHarness {
   sim: Simulator;
@@ -36,15 +35,7 @@ export async function startEngineHarness(options: EngineHarnessOptions = {}): Pr
   const sim = options.sim ?? (await startSimulator());
   const dir = options.dir ?? (await mkdtemp(path.join(os.tmpdir(), 'dida-engine-')));
   const gateway = createHttpGateway({ token: sim.token, baseUrl: sim.baseUrl, timeoutMs: options.timeoutMs ?? 2000, retry: { retries: options.retries ?? 0, baseDelayMs: 1, maxDelayMs: 5 } });
-  const store = new StateStore<EngineState>({
-    file: path.join(dir, 'state.json'),
-    lockDir: path.join(dir, 'locks'),
-    schema: EngineStateSchema,
-    version: ENGINE_STATE_VERSION,
-    empty: emptyEngineState,
-  });
-  const state: StatePort = { read: () => store.read(), update: (fn) => store.update(async (s) => (await fn(s)) ?? s) };
-  const locks: LockPort = { withLock: (key, fn) => withLock(path.join(dir, 'locks'), key, fn) };
+  const { state, locks } = openEngineStore({ stateFile: path.join(dir, 'state.json'), lockDir: path.join(dir, 'locks') });
   const clock = { now: Date.UTC(2026, 10, 30, 2, 0, 0) };
   let counter = 0;
   const deps: EngineDeps = {
@@ -65,7 +56,7 @@ export async function startEngineHarness(options: EngineHarnessOptions = {}): Pr
     deps,
     dir,
     clock,
-    state: () => store.read(),
+    state: (): Promise<EngineState> => state.read(),
     async close() {
       await gateway.close();
       if (ownsSim) await sim.close();
