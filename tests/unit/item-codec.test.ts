@@ -1,7 +1,7 @@
 // Item codec: read-merge-write item plans, id re-matching after Dida rewrites ids, the human body kept exactly once.
+import { makeStep, makeWork } from '../helpers/work-fixtures';
 import { describe, expect, it } from 'vitest';
 import { descWithBody, humanFingerprint, matchItemIds, planItems, rememberItemIds, taskUpdateFor } from '../../src/core/item-codec';
-import type { StepRecord, WorkRecord } from '../../src/core/work-state';
 import type { ChecklistItem, Task } from '../../src/dida/types';
 
 const NOW = Date.UTC(2026, 10, 30, 2, 0, 0);
@@ -10,31 +10,9 @@ function task(fields: Partial<Task> = {}): Task {
   return { id: 't1', projectId: 'p1', title: 'Work', priority: 3, status: 0, ...fields } as Task;
 }
 
-function step(fields: Partial<StepRecord> & { id: string; title: string }): StepRecord {
-  return { status: 'pending', origin: 'agent', updatedAt: 0, ...fields };
-}
+const step = makeStep;
 
-function work(steps: StepRecord[], fields: Partial<WorkRecord> = {}): WorkRecord {
-  return {
-    taskId: 't1',
-    projectId: 'p1',
-    occurrence: '',
-    title: 'Work',
-    origin: 'human',
-    mode: 'checklist',
-    priority: 3,
-    phase: 'open',
-    steps,
-    nextStepNumber: steps.length + 1,
-    keepOpen: false,
-    humanFingerprint: '',
-    body: '',
-    createdAt: 0,
-    updatedAt: 0,
-    rev: 0,
-    ...fields,
-  };
-}
+const work = makeWork;
 
 /** What Dida answers after an update: every item gets a fresh id (the live-service quirk). */
 function rewriteIds(items: ReadonlyArray<{ title: string; status?: number }>, prefix = 'n'): ChecklistItem[] {

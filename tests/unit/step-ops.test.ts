@@ -1,4 +1,5 @@
 // Step rules applied in memory: transitions, resolutions, human items, duplicates, sanitizing, atomic validation, lookup.
+import { makeStep, makeWork } from '../helpers/work-fixtures';
 import { describe, expect, it } from 'vitest';
 import { WorkError } from '../../src/core/engine-context';
 import { getLocale } from '../../src/core/locale';
@@ -8,29 +9,10 @@ import type { StepRecord, WorkRecord } from '../../src/core/work-state';
 
 const NOW = 5_000;
 
-function step(fields: Partial<StepRecord> & { id: string; title: string }): StepRecord {
-  return { status: 'pending', origin: 'agent', updatedAt: 0, ...fields };
-}
+const step = makeStep;
 
 function work(steps: StepRecord[]): WorkRecord {
-  return {
-    taskId: 't1',
-    projectId: 'p1',
-    occurrence: '',
-    title: 'Work',
-    origin: 'human',
-    mode: 'checklist',
-    priority: 3,
-    phase: 'open',
-    steps,
-    nextStepNumber: steps.length + 1,
-    keepOpen: false,
-    humanFingerprint: 'fp',
-    body: '',
-    createdAt: 0,
-    updatedAt: 0,
-    rev: 0,
-  };
+  return makeWork(steps, { humanFingerprint: 'fp' });
 }
 
 function sample(): WorkRecord {

@@ -1,4 +1,5 @@
 // Reconcile: folding a Dida task, as just read, into a Work record (adoption, imports, human ticks, edits).
+import { makeStep, makeWork } from '../helpers/work-fixtures';
 import { describe, expect, it } from 'vitest';
 import { humanFingerprint } from '../../src/core/item-codec';
 import { adoptTask, pairStepsWithItems, reconcileWork } from '../../src/core/work-reconcile';
@@ -15,9 +16,7 @@ function item(id: string, title: string, status = 0): ChecklistItem {
   return { id, title, status } as ChecklistItem;
 }
 
-function step(fields: Partial<StepRecord> & { id: string; title: string }): StepRecord {
-  return { status: 'pending', origin: 'agent', updatedAt: 0, ...fields };
-}
+const step = makeStep;
 
 function opts() {
   let n = 100;
@@ -26,25 +25,7 @@ function opts() {
 
 /** A Work whose last-seen fingerprint matches `seen`. */
 function work(steps: StepRecord[], seen: Task, fields: Partial<WorkRecord> = {}): WorkRecord {
-  return {
-    taskId: 't1',
-    projectId: 'p1',
-    occurrence: '',
-    title: seen.title,
-    origin: 'human',
-    mode: 'checklist',
-    priority: seen.priority,
-    phase: 'open',
-    steps,
-    nextStepNumber: steps.length + 1,
-    keepOpen: false,
-    humanFingerprint: humanFingerprint(seen),
-    body: '',
-    createdAt: 0,
-    updatedAt: 0,
-    rev: 3,
-    ...fields,
-  };
+  return makeWork(steps, { title: seen.title, priority: seen.priority, humanFingerprint: humanFingerprint(seen), rev: 3, ...fields });
 }
 
 describe('adoptTask', () => {
