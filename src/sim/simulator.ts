@@ -12,6 +12,7 @@ import { DEFAULT_QUIRKS, type SimQuirks } from './sim-task-ops';
 import { newToken, SimHttpError, unauthorized, type JsonObject } from './sim-util';
 
 export { SIM_ROUTES, type SimRouteKey } from './sim-routes';
+import type { SimRouteKey } from './sim-routes';
 export type { SimFault, SimFaultKind } from './sim-faults';
 export type { SimComment, SimStateData } from './sim-store';
 export type { SimQuirks } from './sim-task-ops';
@@ -38,6 +39,16 @@ export interface SimulatorOptions {
   /** Log one line per request to stderr (default off: the library is quiet). */
   log?: boolean;
 }
+
+/** What a request hook sees: the route, the 1-based request index since the last resetCounters(), and the body. */
+export interface SimRequestInfo {
+  route: SimRouteKey;
+  method: string;
+  path: string;
+  index: number;
+  body: unknown;
+}
+export type SimRequestHook = (info: SimRequestInfo) => void | Promise<void>;
 
 export interface SeedProjectInput {
   name: string;
@@ -105,6 +116,12 @@ export interface Simulator {
   totalRequests(): number;
   resetCounters(): void;
   setLatency(ms: number): void;
+  /**
+   * Runs `hook` for every Open API request that matches a route: `before` the request is applied (after faults and
+   * latency), or `after` it was applied and before the answer is sent. Hooks run in the order added and are awaited,
+   * so a test can make "the person's edit" land at an exact point of an operation. Returns a function that removes it.
+   */
+  onRequest(hook: SimRequestHook, phase?: 'before' | 'after'): () => void;
   setQuirks(quirks: Partial<SimQuirks>): void;
   expireToken(): void;
   setToken(token: string): void;
@@ -123,6 +140,7 @@ class SimulatorImpl implements Simulator {
   private readonly timers = new Set<NodeJS.Timeout>();
   private closing: Promise<void> | undefined;
   private readonly log: boolean;
+  private readonly hooks = { before: [] as SimRequestHook[], after: [] as SimRequestHook[] };
   port = 0;
 
   constructor(options: SimulatorOptions) {
@@ -223,13 +241,22 @@ class SimulatorImpl implements Simulator {
       return sendJson(res, 405, { errorCode: 'method_not_allowed', errorMessage: `${method} not allowed` }, { Allow: match.allow.join(', ') });
     }
     let result;
+    let body: unknown;
     try {
-      const body = parseJsonBody(text);
+      body = parseJsonBody(text);
+    } catch (error) {
+      if (error instanceof SimHttpError) return sendError(res, error);
+      throw error;
+    }
+    const info: SimRequestInfo = { route: match.key, method, path: url.pathname.slice(SIM_API_PREFIX.length), index: this.total, body };
+    for (const hook of [...this.hooks.before]) await hook(info);
+    try {
       result = match.handler({ state: this.model, timeZone: this.model.timeZone }, { params: match.params, query: url.searchParams, body });
     } catch (error) {
       if (error instanceof SimHttpError) return sendError(res, error);
       throw error;
     }
+    for (const hook of [...this.hooks.after]) await hook(info);
     if (fault?.kind === 'truncate') return sendTruncated(res, result.status, result.body);
     if (fault?.kind === 'empty') return sendJson(res, fault.status ?? 201);
     sendJson(res, result.status, result.body, fault?.retryAfter !== undefined ? { 'Retry-After': String(fault.retryAfter) } : {});
@@ -329,6 +356,15 @@ class SimulatorImpl implements Simulator {
 
   setLatency(ms: number): void {
     this.latencyMs = Math.max(0, ms);
+  }
+
+  onRequest(hook: SimRequestHook, phase: 'before' | 'after' = 'before'): () => void {
+    const list = this.hooks[phase];
+    list.push(hook);
+    return () => {
+      const i = list.indexOf(hook);
+      if (i >= 0) list.splice(i, 1);
+    };
   }
 
   setQuirks(quirks: Partial<SimQuirks>): void {
