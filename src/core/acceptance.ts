@@ -1,11 +1,13 @@
 // After finalization: the person accepts (completes the acceptance todo) or asks for rework by commenting.
+import { parseDidaDate } from '../dida/dida-date';
 import { isDidaError } from '../dida/dida-error';
 import type { Comment } from '../dida/types';
 import { reworkTitle } from './acceptance-report';
 import { agentWorkFromTask } from './work-reconcile';
 import type { EngineDeps } from './engine-context';
-import { MAX_COMMENT_LENGTH, MAX_ITEM_TITLE_LENGTH, MAX_REPORT_LENGTH, sanitizeForDida } from './text-guard';
-import { completeOwnTask, keyOf, loadWork, lockKeyOf, saveWork, stepIdFactory } from './work-io';
+import { createOwnTask } from './own-creates';
+import { MAX_COMMENT_LENGTH, MAX_ITEM_TITLE_LENGTH, sanitizeForDida, stripInvisible, truncateGraphemes } from './text-guard';
+import { completeOwnTask, keyOf, loadWork, saveWork, stepIdFactory, withWork } from './work-io';
 import type { WorkRecord } from './work-state';
 
 export type AcceptanceOutcome =
@@ -22,21 +24,21 @@ export type AcceptanceOutcome =
  * restarts and hosts: every create first looks for what an interrupted run already made.
  */
 export async function processAcceptance(deps: EngineDeps, key: string, acceptanceOpen: boolean): Promise<AcceptanceOutcome> {
-  return deps.locks.withLock(lockKeyOf(key), async () => {
+  return withWork(deps, key, async () => {
     const work = await loadWork(deps, key);
     const acceptance = work.acceptance;
     if (work.phase !== 'accepting' || !acceptance || acceptance.closed) return { status: 'skipped' };
-    if (!acceptanceOpen && !acceptance.reworkTaskId) {
+    // Comments are read also when the todo was completed: feedback written just before completing it is still rework.
+    const comments = acceptanceOpen ? await deps.gateway.listComments(work.projectId, acceptance.taskId) : await commentsIfAny(deps, work.projectId, acceptance.taskId);
+    const feedback = ownerFeedback(deps, work, comments);
+    if (feedback.length === 0 && !acceptance.reworkTaskId) {
+      if (acceptanceOpen) return { status: 'pending' };
       acceptance.closed = true;
       work.phase = 'closed';
       work.outcome = 'accepted';
       await saveWork(deps, work);
       return { status: 'accepted' };
     }
-    // An interrupted rework may have acknowledged and completed the acceptance already: read its comments then too.
-    const comments = acceptanceOpen ? await deps.gateway.listComments(work.projectId, acceptance.taskId) : await commentsIfAny(deps, work.projectId, acceptance.taskId);
-    const feedback = ownerFeedback(deps, work, comments);
-    if (feedback.length === 0 && !acceptance.reworkTaskId) return { status: 'pending' };
     return rework(deps, work, feedback, comments);
   });
 }
@@ -51,20 +53,37 @@ async function commentsIfAny(deps: EngineDeps, projectId: string, taskId: string
   }
 }
 
-/** Comments by the owner after the anchor that are not the bundle's own texts and not handled yet. */
+function timeOf(comment: Comment | undefined): number {
+  return parseDidaDate(comment?.createdTime)?.getTime() ?? 0;
+}
+
+/**
+ * The owner's comments written after the anchor (by `createdTime`, never list position) that are not the bundle's own
+ * texts and not handled yet, oldest first. The text is the person's and is taken whole, as written.
+ */
 export function ownerFeedback(deps: EngineDeps, work: WorkRecord, comments: readonly Comment[]): Comment[] {
   const acceptance = work.acceptance;
   if (!acceptance?.ownerUserId) return [];
-  const anchorIndex = comments.findIndex((c) => c.id === acceptance.anchorCommentId);
+  const anchor = comments.find((c) => c.id === acceptance.anchorCommentId);
+  const after = anchor ? timeOf(anchor) : 0;
   const ownTexts = new Set([deps.locale.t('dida.acceptance.anchor'), ackText(deps, work)]);
-  return comments.filter(
-    (c, i) =>
-      i > anchorIndex &&
-      c.userId === acceptance.ownerUserId &&
-      !acceptance.handledCommentIds.includes(c.id) &&
-      !ownTexts.has(c.title) &&
-      sanitizeForDida(c.title, { maxLength: MAX_ITEM_TITLE_LENGTH, singleLine: true }) !== '',
-  );
+  return comments
+    .filter(
+      (c) =>
+        c.id !== acceptance.anchorCommentId &&
+        timeOf(c) >= after &&
+        c.userId === acceptance.ownerUserId &&
+        !acceptance.handledCommentIds.includes(c.id) &&
+        !ownTexts.has(c.title) &&
+        stripInvisible(c.title).trim() !== '',
+    )
+    .sort((a, b) => timeOf(a) - timeOf(b) || a.id.localeCompare(b.id));
+}
+
+/** A checklist item title for one piece of feedback: its first line, cut at a grapheme boundary (the whole text is the body). */
+function feedbackItemTitle(text: string): string {
+  const firstLine = stripInvisible(text).split('\n').find((line) => line.trim() !== '') ?? '';
+  return truncateGraphemes(firstLine.trim().replace(/\s+/g, ' '), MAX_ITEM_TITLE_LENGTH);
 }
 
 function ackText(deps: EngineDeps, work: WorkRecord): string {
@@ -78,25 +97,27 @@ async function rework(deps: EngineDeps, work: WorkRecord, feedback: Comment[], c
   let reworkKey: string;
 
   if (!acceptance.reworkTaskId) {
-    const state = await deps.state.read();
-    const known = new Set(Object.values(state.works).map((w) => w.taskId));
-    const existing = (await gateway.getProjectData(work.projectId)).tasks.find((t) => t.title === title && !known.has(t.id));
-    const steps = feedback.map((c) => sanitizeForDida(c.title, { maxLength: MAX_ITEM_TITLE_LENGTH, singleLine: true }));
+    const steps = feedback.map((c) => feedbackItemTitle(c.title));
     const unique = steps.map((s, i) => (steps.indexOf(s) === i ? s : `${s} (${i + 1})`));
-    const task =
-      existing ??
-      (await gateway.createTask({
+    const { task, pendingId } = await createOwnTask(
+      deps,
+      {
         projectId: work.projectId,
         title,
-        desc: sanitizeForDida(feedback.map((c) => c.title).join('\n\n'), { maxLength: MAX_REPORT_LENGTH }),
+        desc: feedback.map((c) => stripInvisible(c.title).trim()).join('\n\n'),
         priority: work.priority > 0 ? work.priority : 1,
         items: unique.map((t) => ({ title: t, status: 0 })),
-      }));
-    const reworkWork = agentWorkFromTask(task, { now: deps.now(), newStepId: stepIdFactory(deps, state), reworkOf: keyOf(work) });
+      },
+      { kind: 'rework', forKey: keyOf(work) },
+    );
+    const state = await deps.state.read();
+    // The items are the person's feedback: human steps, whose text the agent never changes or deletes.
+    const reworkWork = agentWorkFromTask(task, { now: deps.now(), newStepId: stepIdFactory(deps, state), reworkOf: keyOf(work), stepOrigin: 'human' });
     acceptance.reworkTaskId = task.id;
     acceptance.handledCommentIds.push(...feedback.map((c) => c.id));
     await saveWork(deps, work, (s) => {
       s.works[keyOf(reworkWork)] ??= reworkWork;
+      delete s.pendingCreates[pendingId];
     });
   } else {
     acceptance.handledCommentIds.push(...feedback.map((c) => c.id));

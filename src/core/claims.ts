@@ -1,14 +1,15 @@
-// Claims across hosts: before executing a Work occurrence a host posts a readable claim comment; the earliest live claim wins.
-import type { Comment, Task } from '../dida/types';
+// Claims across hosts and sessions: before executing a Work occurrence a session posts a readable claim comment; the
+// earliest live claim by the list owner's account wins.
+import type { Comment } from '../dida/types';
 import { parseDidaDate } from '../dida/dida-date';
 import type { EngineDeps } from './engine-context';
 import { WorkError } from './engine-context';
 import { getLocale } from './locale';
 import { MAX_COMMENT_LENGTH, MAX_TITLE_LENGTH, sanitizeForDida } from './text-guard';
-import { lockKeyOf, loadWork, saveWork } from './work-io';
+import { loadWork, saveWork, withWork } from './work-io';
 import type { WorkRecord } from './work-state';
 
-/** Default lease: a claim with no progress on the Work for this long no longer blocks other hosts. */
+/** Default lease: a claim with no progress on the Work for this long no longer blocks other sessions. */
 export const DEFAULT_CLAIM_LEASE_MS = 30 * 60_000;
 
 const LOCALES = [getLocale('zh'), getLocale('en')];
@@ -20,17 +21,19 @@ function escapeRegExp(text: string): string {
 function templateRegExp(template: string): RegExp {
   const pattern = escapeRegExp(template)
     .replace(escapeRegExp('{host}'), '(?<host>.+?)')
+    .replace(escapeRegExp('{session}'), '(?<session>[0-9A-Za-z]{1,16})')
     .replace(escapeRegExp('{occurrence}'), '(?<occurrence>[0-9-]+)');
   return new RegExp(`^${pattern}$`, 'u');
 }
 
-const CLAIM_PATTERNS = LOCALES.flatMap((l) => [templateRegExp(l.t('dida.comment.claimOccurrence')), templateRegExp(l.t('dida.comment.claim'))]);
+const CLAIM_KEYS = ['dida.comment.claimOccurrence', 'dida.comment.claim', 'dida.comment.claimOccurrenceLegacy', 'dida.comment.claimLegacy'] as const;
+const CLAIM_PATTERNS = LOCALES.flatMap((l) => CLAIM_KEYS.map((key) => templateRegExp(l.t(key))));
 
-/** Reads a claim comment in any locale: the host label and, for recurring Works, the occurrence day. */
-export function parseClaim(text: string): { host: string; occurrence: string } | undefined {
+/** Reads a claim comment in any locale: the host label, the session tag ('' in claims of older versions) and the occurrence day. */
+export function parseClaim(text: string): { host: string; session: string; occurrence: string } | undefined {
   for (const pattern of CLAIM_PATTERNS) {
     const match = pattern.exec(text.trim());
-    if (match?.groups?.host) return { host: match.groups.host, occurrence: match.groups.occurrence ?? '' };
+    if (match?.groups?.host) return { host: match.groups.host, session: match.groups.session ?? '', occurrence: match.groups.occurrence ?? '' };
   }
   return undefined;
 }
@@ -40,73 +43,118 @@ export function hostLabelOf(deps: EngineDeps): string {
   return sanitizeForDida(deps.hostLabel ?? 'dsh', { maxLength: 60, singleLine: true }) || 'dsh';
 }
 
-export function claimText(deps: EngineDeps, occurrence: string): string {
-  const host = hostLabelOf(deps);
-  const text = occurrence ? deps.locale.t('dida.comment.claimOccurrence', { host, occurrence }) : deps.locale.t('dida.comment.claim', { host });
-  return sanitizeForDida(text, { maxLength: Math.min(MAX_COMMENT_LENGTH, MAX_TITLE_LENGTH) });
+/** A short tag naming a session in claim comments (the first 8 letters/digits of its id after `session-`). */
+export function sessionTag(sessionId: string): string {
+  return sessionId.replace(/^session[-_]?/i, '').replace(/[^0-9A-Za-z]/g, '').slice(0, 8) || 'main';
+}
+
+/** Who holds a claim: host label and session tag. */
+export function holderOf(deps: EngineDeps, sessionId: string): string {
+  return `${hostLabelOf(deps)}#${sessionTag(sessionId)}`;
+}
+
+export function claimText(deps: EngineDeps, occurrence: string, sessionId: string): string {
+  const vars = { host: hostLabelOf(deps), session: sessionTag(sessionId), occurrence };
+  const text = occurrence ? deps.locale.t('dida.comment.claimOccurrence', vars) : deps.locale.t('dida.comment.claim', vars);
+  return sanitizeForDida(text, { maxLength: Math.min(MAX_COMMENT_LENGTH, MAX_TITLE_LENGTH), singleLine: true });
 }
 
 export interface LiveClaim {
   comment: Comment;
-  host: string;
+  holder: string;
+}
+
+function timeOf(comment: Comment | undefined): number {
+  return parseDidaDate(comment?.createdTime)?.getTime() ?? 0;
 }
 
 /**
- * The earliest claim for `occurrence` that is still live at `now`: its lease runs from the latest sign of
- * progress after it (its own time, any later comment, the task's last modification).
+ * The earliest claim for `occurrence` by the owner's account that is still live at `now`. Comments are ordered by
+ * `createdTime` (never by list position). A claim's lease runs from its own time and every later comment by the owner
+ * (progress). Claims by other accounts never count (a collaborator cannot block the owner's agents).
  */
-export function earliestLiveClaim(comments: readonly Comment[], task: Pick<Task, 'modifiedTime'>, occurrence: string, leaseMs: number, now: number): LiveClaim | undefined {
-  const taskActivity = parseDidaDate(task.modifiedTime)?.getTime() ?? 0;
-  for (let i = 0; i < comments.length; i++) {
-    const comment = comments[i] as Comment;
+export function earliestLiveClaim(comments: readonly Comment[], ownerUserId: string, occurrence: string, leaseMs: number, now: number): LiveClaim | undefined {
+  const owned = comments.filter((c) => c.userId === ownerUserId).sort((a, b) => timeOf(a) - timeOf(b) || a.id.localeCompare(b.id));
+  for (let i = 0; i < owned.length; i++) {
+    const comment = owned[i] as Comment;
     const claim = parseClaim(comment.title);
     if (!claim || claim.occurrence !== occurrence) continue;
-    let activity = Math.max(parseDidaDate(comment.createdTime)?.getTime() ?? 0, taskActivity);
-    for (let j = i + 1; j < comments.length; j++) activity = Math.max(activity, parseDidaDate(comments[j]?.createdTime)?.getTime() ?? 0);
-    if (now - activity <= leaseMs) return { comment, host: claim.host };
+    // Progress is any later comment by the owner that is not itself a claim (a losing claim proves nothing).
+    const progress = owned.slice(i + 1).filter((c) => !parseClaim(c.title));
+    const activity = Math.max(timeOf(comment), timeOf(progress.at(-1)));
+    if (now - activity <= leaseMs) return { comment, holder: claim.session ? `${claim.host}#${claim.session}` : claim.host };
   }
   return undefined;
 }
 
-export type ClaimOutcome = { status: 'won'; posted: boolean } | { status: 'lost'; holder: string };
+export type ClaimOutcome = { status: 'won'; posted: boolean } | { status: 'lost' };
 
 /**
- * Claims a Work occurrence for this host under the Work's lock: keeps a live claim it already holds, else posts
- * a claim and re-lists the comments; the earliest live claim decides. A loser must not execute the Work.
+ * Claims a Work occurrence for the session `sessionId` under the Work's lock (at most 3 requests): when the list's
+ * owner is known and the session already holds a live claim, that is kept; else a claim is posted (its answer names
+ * the owner's account) and the comments are listed again: the earliest live claim by the owner decides. Two sessions
+ * of one host are two claimants. A loser must not execute the Work.
  */
-export async function claimWork(deps: EngineDeps, key: string): Promise<ClaimOutcome> {
+export async function claimWork(deps: EngineDeps, key: string, sessionId: string): Promise<ClaimOutcome> {
   const leaseMs = deps.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS;
-  const me = hostLabelOf(deps);
-  return deps.locks.withLock(lockKeyOf(key), async () => {
+  const me = holderOf(deps, sessionId);
+  return withWork(deps, key, async () => {
     const work = await loadWork(deps, key);
-    // The task is read once: the lease counts from its last change, which posting a claim does not move.
-    const [task, comments] = await Promise.all([deps.gateway.getTask(work.projectId, work.taskId), deps.gateway.listComments(work.projectId, work.taskId)]);
-    const decide = (list: readonly Comment[]): ClaimOutcome | undefined => {
-      const live = earliestLiveClaim(list, task, work.occurrence, leaseMs, deps.now());
+    let owner = (await deps.state.read()).owners[work.projectId];
+    const decide = (list: readonly Comment[], ownerId: string): ClaimOutcome | undefined => {
+      const live = earliestLiveClaim(list, ownerId, work.occurrence, leaseMs, deps.now());
       if (!live) return undefined;
-      return live.host === me ? { status: 'won', posted: false } : { status: 'lost', holder: live.host };
+      return live.holder === me ? { status: 'won', posted: false } : { status: 'lost' };
     };
-    const first = decide(comments);
-    if (first) return remember(deps, work, first);
-    await deps.gateway.addComment(work.projectId, work.taskId, claimText(deps, work.occurrence));
-    const second = decide(await deps.gateway.listComments(work.projectId, work.taskId)) ?? { status: 'won' as const, posted: true };
-    return remember(deps, work, second.status === 'won' ? { status: 'won', posted: true } : second);
+    if (owner) {
+      const first = decide(await deps.gateway.listComments(work.projectId, work.taskId), owner);
+      if (first) return remember(deps, work, first, me);
+    }
+    const posted = await deps.gateway.addComment(work.projectId, work.taskId, claimText(deps, work.occurrence, sessionId));
+    if (posted.userId && posted.userId !== owner) {
+      owner = posted.userId;
+      await deps.state.update((s) => {
+        s.owners[work.projectId] = posted.userId as string;
+      });
+    }
+    if (!owner) return remember(deps, work, { status: 'won', posted: true }, me);
+    const second = decide(await deps.gateway.listComments(work.projectId, work.taskId), owner) ?? { status: 'won' as const, posted: true };
+    if (second.status === 'lost') await withdraw(deps, work, posted.id);
+    return remember(deps, work, second.status === 'won' ? { status: 'won', posted: true } : second, me);
   });
 }
 
-async function remember(deps: EngineDeps, work: WorkRecord, outcome: ClaimOutcome): Promise<ClaimOutcome> {
-  const claim = outcome.status === 'won' ? { holder: hostLabelOf(deps), at: deps.now() } : { holder: outcome.holder, at: deps.now() };
-  if (work.claim?.holder !== claim.holder) {
-    work.claim = claim;
+/** A losing claim is taken back, so the person does not read that this session started working. */
+async function withdraw(deps: EngineDeps, work: WorkRecord, commentId: string): Promise<void> {
+  try {
+    await deps.gateway.deleteComment?.(work.projectId, work.taskId, commentId);
+  } catch (error) {
+    deps.log?.(`a losing claim comment could not be removed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+async function remember(deps: EngineDeps, work: WorkRecord, outcome: ClaimOutcome, me: string): Promise<ClaimOutcome> {
+  const holder = outcome.status === 'won' ? me : 'elsewhere';
+  if (work.claim?.holder !== holder || deps.now() - work.claim.at > 60_000) {
+    work.claim = { holder, at: deps.now() };
     await saveWork(deps, work);
   }
   return outcome;
 }
 
-/** Throws `claimed_elsewhere` when another host holds the Work. */
-export async function requireClaim(deps: EngineDeps, key: string, title: string): Promise<void> {
-  const outcome = await claimWork(deps, key);
+/** Throws `claimed_elsewhere` when another session (of this or another host) holds the Work. */
+export async function requireClaim(deps: EngineDeps, key: string, sessionId: string): Promise<void> {
+  const outcome = await claimWork(deps, key, sessionId);
   if (outcome.status === 'lost') {
-    throw new WorkError('claimed_elsewhere', `Another machine (${outcome.holder}) is already working on "${title}"; pick another Work with todo_work list.`);
+    throw new WorkError('claimed_elsewhere', `Another session (on this or another machine) is already working on Work ${key}; pick another Work with todo_work list.`);
   }
+}
+
+/** Whether the last claim seen for the Work is another session's and still within its lease. */
+export function heldElsewhere(deps: EngineDeps, work: WorkRecord, sessionId: string | undefined): boolean {
+  const claim = work.claim;
+  if (!claim) return false;
+  if (sessionId !== undefined && claim.holder === holderOf(deps, sessionId)) return false;
+  if (sessionId === undefined && claim.holder.startsWith(`${hostLabelOf(deps)}#`)) return false;
+  return deps.now() - claim.at <= (deps.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS);
 }

@@ -9,9 +9,14 @@ export interface StatePort {
   update(fn: (state: EngineState) => EngineState | void | Promise<EngineState | void>): Promise<EngineState>;
 }
 
+/** Handed to a locked function: `compromised` aborts when another process took the lock over (this one was paused). */
+export interface HeldLock {
+  compromised: AbortSignal;
+}
+
 export interface LockPort {
   /** Runs `fn` holding the cross-process lock `key` (not re-entrant). */
-  withLock<T>(key: string, fn: () => Promise<T>): Promise<T>;
+  withLock<T>(key: string, fn: (lock: HeldLock) => Promise<T>): Promise<T>;
 }
 
 export interface EngineDeps {
@@ -60,6 +65,7 @@ export const OUTCOME_CODES = [
   'queue_empty',
   'claimed_elsewhere',
   'invalid_argument',
+  'too_many_steps',
   'dida_unavailable',
 ] as const;
 export type OutcomeCode = (typeof OUTCOME_CODES)[number];

@@ -6,7 +6,10 @@ import { acceptanceReport, acceptanceTitle } from './acceptance-report';
 import type { EngineDeps } from './engine-context';
 import { WorkError } from './engine-context';
 import { MAX_COMMENT_LENGTH, sanitizeForDida } from './text-guard';
-import { keyOf, loadWork, lockKeyOf, readTask, reconcileWithTask, saveWork, writeSteps } from './work-io';
+import { flushWorkOutbox, queueComment } from './outbox';
+import { createOwnTask } from './own-creates';
+import { LockLostError, writeWork } from './task-writer';
+import { keyOf, loadWork, saveWork, withWork } from './work-io';
 import { isSettled, visibleSteps, type WorkRecord } from './work-state';
 
 export const ACCEPTANCE_REMINDERS = ['TRIGGER:PT0S', 'TRIGGER:PT3M'];
@@ -31,13 +34,22 @@ export function finalizeBlocker(work: WorkRecord): Extract<FinalizeOutcome, { st
   return undefined;
 }
 
+/** Thrown by the pre-write check when the person's edits made the Work unsettled again: finalization stops. */
+class FinalizeStopped extends Error {
+  constructor(readonly blocker: Extract<FinalizeOutcome, { status: 'not_ready' }>) {
+    super(blocker.message);
+  }
+}
+
 /**
- * Finalizes a settled Work, idempotently and crash-safely: each stage is recorded in state as soon as it is done,
- * and every create first looks for what an interrupted run may already have made. Any failure leaves the Work
- * open (phase `finalizing`), records the error and is retried at the next settle or sync.
+ * Finalizes a settled Work, idempotently and crash-safely: each stage is recorded in state as soon as it is done, and a
+ * create whose answer was lost is found by its marker. The person's edits are re-checked right before the Work's task
+ * is written: an item they added or reopened, or an edit that reopened a skipped step, stops finalization exactly as
+ * it would have before it started (the review todo filed for it is removed). Any failure leaves the Work in phase
+ * `finalizing`, records the error and is retried at the next settle or sync.
  */
 export async function finalizeWork(deps: EngineDeps, key: string): Promise<FinalizeOutcome> {
-  return deps.locks.withLock(lockKeyOf(key), async () => {
+  return withWork(deps, key, async (lock) => {
     const work = await loadWork(deps, key);
     if (work.phase === 'accepting' || (work.phase === 'closed' && work.finalize?.workCompleted)) {
       return { status: 'already', ...(work.acceptance ? { acceptanceTaskId: work.acceptance.taskId } : {}) };
@@ -47,60 +59,76 @@ export async function finalizeWork(deps: EngineDeps, key: string): Promise<Final
       if (blocker) return blocker;
     }
     try {
-      return await runStages(deps, work);
+      return await runStages(deps, work, lock.compromised);
     } catch (error) {
+      if (error instanceof FinalizeStopped) return stop(deps, work, error.blocker);
       if (error instanceof WorkError) {
         return { status: 'not_ready', code: 'work_closed', message: error.message };
       }
+      if (error instanceof Error && (error.name === 'LockLostError' || error.name === 'ConcurrentChangeError')) throw error;
       const message = isDidaError(error) ? error.message : error instanceof Error ? error.message : String(error);
       work.finalize = { ...(work.finalize ?? { attempts: 0 }), lastError: message, attempts: (work.finalize?.attempts ?? 0) + 1 };
       await saveWork(deps, work);
-      deps.log?.(`finalizing "${work.title}" failed (will retry): ${message}`);
+      deps.log?.(`finalizing Work ${key} failed (will retry): ${message}`);
       return { status: 'failed', message };
     }
   });
 }
 
-async function runStages(deps: EngineDeps, work: WorkRecord): Promise<FinalizeOutcome> {
-  const { gateway, locale } = deps;
-  let task = await readTask(deps, work);
-  if (work.phase === 'open') {
-    reconcileWithTask(deps, work, task);
-    const blocker = finalizeBlocker(work);
-    if (blocker) {
-      await saveWork(deps, work);
-      return blocker;
+/** The person changed the Work meanwhile: back to open, and the review todo filed for this attempt is removed. */
+async function stop(deps: EngineDeps, work: WorkRecord, blocker: Extract<FinalizeOutcome, { status: 'not_ready' }>): Promise<FinalizeOutcome> {
+  const filed = work.finalize?.acceptanceTaskId;
+  work.phase = 'open';
+  delete work.finalize;
+  delete work.acceptance;
+  let removed = true;
+  if (filed) {
+    try {
+      await deps.gateway.deleteTask(work.projectId, filed);
+    } catch (error) {
+      removed = isDidaError(error) && error.code === 'not_found';
+      if (!removed) deps.log?.(`a review todo filed too early could not be removed: ${error instanceof Error ? error.message : String(error)}`);
     }
+  }
+  await saveWork(deps, work, (state) => {
+    if (filed && removed) delete state.ownTasks[filed];
+  });
+  return blocker;
+}
+
+async function runStages(deps: EngineDeps, work: WorkRecord, compromised: AbortSignal): Promise<FinalizeOutcome> {
+  const { gateway, locale } = deps;
+  const key = keyOf(work);
+  if (work.phase === 'open') {
     work.phase = 'finalizing';
     work.finalize = { attempts: work.finalize?.attempts ?? 0 };
     await saveWork(deps, work);
   }
   const fin = (work.finalize ??= { attempts: 0 });
 
-  // 1. The acceptance todo: reuse the recorded one, else one an interrupted run made, else create it.
+  // 1. The acceptance todo: the recorded one, else the one an interrupted attempt made (found by its marker), else new.
   let createdNow = false;
   if (!fin.acceptanceTaskId) {
-    const title = acceptanceTitle(locale, work);
-    const state = await deps.state.read();
-    const taken = new Set(Object.values(state.works).flatMap((w) => [w.taskId, w.acceptance?.taskId, w.finalize?.acceptanceTaskId].filter((id): id is string => !!id)));
-    const existing = (await gateway.getProjectData(work.projectId)).tasks.find((t) => t.title === title && !taken.has(t.id));
-    createdNow = !existing;
-    const created =
-      existing ??
-      (await gateway.createTask({
+    const { task: created, pendingId } = await createOwnTask(
+      deps,
+      {
         projectId: work.projectId,
-        title,
+        title: acceptanceTitle(locale, work),
         content: acceptanceReport(locale, work),
         priority: work.priority > 0 ? work.priority : 1,
         startDate: formatDidaDate(deps.now() + ACCEPTANCE_DUE_MS),
         dueDate: formatDidaDate(deps.now() + ACCEPTANCE_DUE_MS),
         isAllDay: false,
-        ...(task.timeZone ? { timeZone: task.timeZone } : deps.timeZone ? { timeZone: deps.timeZone } : {}),
+        ...(deps.timeZone ? { timeZone: deps.timeZone } : {}),
         reminders: [...ACCEPTANCE_REMINDERS],
-      }));
+      },
+      { kind: 'acceptance', forKey: key },
+    );
+    createdNow = true;
     fin.acceptanceTaskId = created.id;
     await saveWork(deps, work, (state) => {
       state.ownTasks[created.id] = 'acceptance';
+      delete state.pendingCreates[pendingId];
     });
   }
   const acceptanceId = fin.acceptanceTaskId as string;
@@ -108,7 +136,6 @@ async function runStages(deps: EngineDeps, work: WorkRecord): Promise<FinalizeOu
   // 2. The identity anchor on the acceptance todo: its author is the owner whose comments mean rework.
   if (!fin.anchorCommentId) {
     const anchorText = locale.t('dida.acceptance.anchor');
-    // A todo created a moment ago in this same pass cannot carry an anchor from an earlier run: no need to look.
     const existing = createdNow ? undefined : (await gateway.listComments(work.projectId, acceptanceId)).find((c) => c.title === anchorText);
     const anchor = existing ?? (await gateway.addComment(work.projectId, acceptanceId, anchorText));
     fin.anchorCommentId = anchor.id;
@@ -124,29 +151,33 @@ async function runStages(deps: EngineDeps, work: WorkRecord): Promise<FinalizeOu
     });
   }
 
-  // 3. One completion summary on the Work itself.
-  if (!fin.summaryPosted) {
-    const summary = sanitizeForDida(locale.t('dida.comment.summary', { acceptanceTitle: acceptanceTitle(locale, work) }), { maxLength: MAX_COMMENT_LENGTH });
-    const already = (await gateway.listComments(work.projectId, work.taskId)).some((c) => c.title === summary);
-    if (!already) await gateway.addComment(work.projectId, work.taskId, summary);
-    fin.summaryPosted = true;
-    await saveWork(deps, work);
-  }
-
-  // 4. Tick the completed items (skipped stay unticked), re-reading first and verifying the count.
-  if (!fin.itemsTicked) {
-    task = await readTask(deps, work);
-    const answered = await writeSteps(deps, work, task);
-    verifyTicks(work, answered);
-    fin.itemsTicked = true;
-    await saveWork(deps, work);
-  }
-
-  // 5. Complete the Work.
+  // 3. Re-check the person's edits and tick the completed items (skipped stay unticked), then 4. complete the Work
+  //    right away: nothing is saved between the write and the completion.
   if (!fin.workCompleted) {
-    await gateway.completeTask(work.projectId, work.taskId);
+    const titleBefore = work.title;
+    const written = await writeWork(deps, work, {
+      skipIfUnchanged: false,
+      compromised,
+      precheck: (w) => {
+        const blocker = finalizeBlocker({ ...w, phase: 'open' });
+        if (blocker) throw new FinalizeStopped(blocker);
+      },
+    });
+    if (written.task?.status === 0) {
+      if (written.wrote) verifyTicks(work, written.task);
+      if (compromised.aborted) throw new LockLostError(key);
+      await gateway.completeTask(work.projectId, work.taskId);
+    }
+    fin.itemsTicked = true;
     fin.workCompleted = true;
+    const summary = sanitizeForDida(locale.t('dida.comment.summary', { acceptanceTitle: acceptanceTitle(locale, work) }), { maxLength: MAX_COMMENT_LENGTH });
+    fin.summaryPosted = true;
+    await saveWork(deps, work, (state) => queueComment(state, { projectId: work.projectId, taskId: work.taskId, workKey: key, text: summary, createdAt: deps.now() }));
+    if (work.title !== titleBefore) await renameOwnTask(deps, work.projectId, acceptanceId, acceptanceTitle(locale, work));
   }
+
+  // 5. The completion summary on the Work (from the outbox: posted once).
+  await flushWorkOutbox(deps, key);
   delete fin.lastError;
   work.phase = 'accepting';
   work.acceptance ??= { taskId: acceptanceId, handledCommentIds: [], closed: false };
@@ -154,12 +185,21 @@ async function runStages(deps: EngineDeps, work: WorkRecord): Promise<FinalizeOu
   return { status: 'finalized', acceptanceTaskId: acceptanceId };
 }
 
+/** Gives one of the bundle's own tasks a new title (the Work was renamed while it was being sent for review). */
+async function renameOwnTask(deps: EngineDeps, projectId: string, taskId: string, title: string): Promise<void> {
+  try {
+    await deps.gateway.updateTask({ id: taskId, projectId, title });
+  } catch (error) {
+    deps.log?.(`the review todo keeps its old title: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
 function verifyTicks(work: WorkRecord, task: Task): void {
   if (work.mode !== 'checklist') return;
   const expected = visibleSteps(work).filter((s) => s.itemId).length;
   const items = task.items ?? [];
   if (items.length < expected) {
-    throw new Error(`Dida shows ${items.length} checklist items for "${work.title}" but ${expected} were expected; finalization will retry.`);
+    throw new Error(`Dida shows ${items.length} checklist items for Work ${keyOf(work)} but ${expected} were expected; finalization will retry.`);
   }
 }
 

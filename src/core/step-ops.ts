@@ -1,9 +1,11 @@
 // Step changes of one Work (add, status/resolution, rename, delete, clear), coalesced into one Dida write.
-import { isDidaError, type DidaErrorCode } from '../dida/dida-error';
 import type { EngineDeps } from './engine-context';
 import { WorkError } from './engine-context';
 import { MAX_COMMENT_LENGTH, MAX_ITEM_TITLE_LENGTH, sanitizeForDida } from './text-guard';
-import { keyOf, lockKeyOf, readTask, reconcileWithTask, saveWork, stepIdFactory, workIn, writeSteps } from './work-io';
+import { dropComments, flushWorkOutbox, queueComment } from './outbox';
+import { isRefusal, writeWork } from './task-writer';
+import { keyOf, restoreWork, saveWork, stepIdFactory, withWork, workIn } from './work-io';
+import type { ReconcileResult } from './work-reconcile';
 import { SETTLED, visibleSteps, type StepRecord, type StepStatus, type WorkRecord } from './work-state';
 
 export type StepChange =
@@ -18,11 +20,11 @@ export interface StepChangeResult {
   transitions: Array<{ step: StepRecord; from: StepStatus; to: StepStatus }>;
   /** True when Dida was written. */
   wrote: boolean;
+  /** What the person changed in Dida meanwhile (merged in; the model is told). */
+  merge?: ReconcileResult;
 }
 
 const MAX_RESOLUTION = 1000;
-/** Dida error codes that mean a write was not applied. */
-const REFUSED: ReadonlySet<DidaErrorCode> = new Set(['auth', 'forbidden', 'not_found', 'rate_limited']);
 
 /** Finds a visible step by id, or by exact (then case-insensitive) title; ambiguous titles are an error. */
 export function findStep(work: WorkRecord, ref: string): StepRecord {
@@ -149,45 +151,48 @@ export function progressComment(deps: EngineDeps, transitions: StepChangeResult[
 }
 
 /**
- * Applies step changes to a Work under its cross-process lock: re-reads the task, folds in what the person
- * changed, validates and applies the changes, writes the whole checklist once, posts one progress comment,
- * and saves. The intent is saved before the write; when Dida refuses the write the record is put back as it was,
- * when the outcome is unknown (timeout, dropped or truncated answer, server error) the intent is kept.
+ * Applies step changes to a Work under its cross-process lock. The changes are validated against the record and saved
+ * with their progress comment (the intent) before Dida is touched; then the task writer reads the task, merges what
+ * the person changed meanwhile (their ticks, unticks, deletions and renames win) and writes only what Dida does not
+ * show yet — nothing at all when only statuses Dida does not show changed (in_progress). When Dida refuses the write
+ * (a 4xx, or too many items) the record and its comments are put back as they were; when the outcome is unknown
+ * (timeout, dropped or truncated answer, server error) the intent stays and the next write carries it.
  */
 export async function changeSteps(deps: EngineDeps, key: string, changes: readonly StepChange[]): Promise<StepChangeResult> {
-  return deps.locks.withLock(lockKeyOf(key), async () => {
+  return withWork(deps, key, async (lock) => {
     const state = await deps.state.read();
     const work = workIn(state, key);
     if (work.phase === 'accepting' || work.phase === 'closed' || (work.phase === 'finalizing' && work.finalize?.acceptanceTaskId)) {
-      throw new WorkError('work_closed', `The Work "${work.title}" is already sent for review; create a new Work for further changes.`);
-    }
-    const task = await readTask(deps, work);
-    if (task.status === 2) {
-      work.phase = 'closed';
-      work.outcome = 'completed_by_human';
-      await saveWork(deps, work);
-      throw new WorkError('work_completed_remotely', `The Dida task "${work.title}" was completed in Dida meanwhile; call todo_work list to pick other work.`);
+      throw new WorkError('work_closed', `The Work ${key} is already sent for review; create a new Work for further changes.`);
     }
     const before = structuredClone(work);
-    reconcileWithTask(deps, work, task, state);
     if (work.phase === 'finalizing') work.phase = 'open';
     const transitions = applyStepChanges(work, changes, deps.now(), stepIdFactory(deps, state));
-    // Save the intent first, so a crash after the Dida write still knows which items are the agent's.
-    await saveWork(deps, work);
-    let answered: typeof task;
+    const comment = progressComment(deps, transitions);
+    const queued = new Set<string>();
+    await saveWork(deps, work, (s) => {
+      if (comment === '') return;
+      queueComment(s, { projectId: work.projectId, taskId: work.taskId, workKey: key, text: comment, createdAt: deps.now() });
+      queued.add(s.outbox.at(-1)?.id ?? '');
+    });
+    let written: Awaited<ReturnType<typeof writeWork>>;
     try {
-      answered = await writeSteps(deps, work, task);
+      written = await writeWork(deps, work, { state, compromised: lock.compromised });
     } catch (error) {
-      // Dida refused the write: nothing changed there, so neither does the record. Any other failure may have
-      // been applied (a timeout, a dropped or truncated answer): the intent stays, so the items it added are
-      // still known as the agent's and the next write carries whatever did not arrive.
-      if (isDidaError(error) && REFUSED.has(error.code)) await saveWork(deps, before);
+      // Dida refused the write: nothing changed there, so neither does the record. Any other failure may have been
+      // applied: the intent stays, so the items it added are still known as the agent's.
+      if (isRefusal(error) || (error instanceof WorkError && error.code === 'too_many_steps')) await restoreWork(deps, work, before, (s) => dropComments(s, queued));
       throw error;
     }
-    const comment = progressComment(deps, transitions);
-    if (comment !== '') await deps.gateway.addComment(work.projectId, work.taskId, comment);
-    await saveWork(deps, work);
-    return { work, transitions, wrote: answered !== task };
+    if (written.task && written.task.status !== 0) {
+      work.phase = 'closed';
+      work.outcome = 'completed_by_human';
+      await saveWork(deps, work, (s) => dropComments(s, queued));
+      throw new WorkError('work_completed_remotely', `The Dida task of Work ${key} was completed in Dida meanwhile; call todo_work list to pick other work.`);
+    }
+    if (written.merge?.changed || written.wrote) await saveWork(deps, work);
+    await flushWorkOutbox(deps, key);
+    return { work, transitions, wrote: written.wrote, ...(written.merge ? { merge: written.merge } : {}) };
   });
 }
 

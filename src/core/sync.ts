@@ -3,15 +3,17 @@
 import { isDidaError } from '../dida/dida-error';
 import type { Task } from '../dida/types';
 import { processAcceptance } from './acceptance';
-import { isBundleTaskTitle, reworkTitle } from './acceptance-report';
+import { isBundleTaskTitle } from './acceptance-report';
 import type { EngineDeps } from './engine-context';
 import { WorkError } from './engine-context';
 import { finalizeBlocker, finalizeWork } from './finalize';
 import { getLocale } from './locale';
 import { occurrenceKey } from './schedule';
 import { resumeWork } from './waiting';
-import { keyOf, stepIdFactory } from './work-io';
-import { adoptTask, reconcileWork, taskVersion } from './work-reconcile';
+import { flushWorkOutbox } from './outbox';
+import { madeBy, PENDING_CREATE_TTL_MS } from './own-creates';
+import { completeOwnTask, keyOf, loadWork, saveWork, stepIdFactory, withWork } from './work-io';
+import { adoptTask, agentWorkFromTask, reconcileWork, taskVersion } from './work-reconcile';
 import { workKey, type EngineState, type WorkRecord } from './work-state';
 
 export interface SyncReport {
@@ -25,6 +27,10 @@ export interface SyncReport {
   reworks: string[];
   resumed: string[];
   finalized: string[];
+  /** Works the person re-opened in Dida after review (a new round). */
+  reopened: string[];
+  /** Reviews rebuilt from Dida after their records were lost. */
+  rebuilt: string[];
   /** Problems met after the list was read; each was left for the next sync. */
   errors: string[];
 }
@@ -42,7 +48,7 @@ export function taskOccurrence(task: Task, deps: EngineDeps): string {
  * interrupted finalization. A deleted list is `list_missing`, an archived one `list_closed` (WorkError).
  */
 export async function syncList(deps: EngineDeps, projectId: string): Promise<SyncReport> {
-  const report: SyncReport = { projectId, tasks: [], adopted: [], updated: [], closed: [], accepted: [], reworks: [], resumed: [], finalized: [], errors: [] };
+  const report: SyncReport = { projectId, tasks: [], adopted: [], updated: [], closed: [], accepted: [], reworks: [], resumed: [], finalized: [], reopened: [], rebuilt: [], errors: [] };
   const before = await deps.state.read();
   const revs = new Map(Object.entries(before.works).map(([k, w]) => [k, w.rev]));
   let tasks: Task[];
@@ -64,27 +70,39 @@ export async function syncList(deps: EngineDeps, projectId: string): Promise<Syn
   const openIds = new Set(tasks.map((t) => t.id));
 
   // Nothing new and no task changed since it was last folded in: the state is not even rewritten.
-  const unchanged = tasks.every((task) => {
-    if (before.ownTasks[task.id] || isBundleTaskTitle(ALL_LOCALES, task.title)) return true;
-    const work = before.works[workKey(task.id, taskOccurrence(task, deps))];
-    if (!work) return false;
-    if (work.phase !== 'open') return true;
-    const version = taskVersion(task);
-    return version !== undefined && work.seenVersion === version;
-  });
+  const unchanged =
+    before.outbox.every((e) => e.projectId !== projectId) &&
+    tasks.every((task) => {
+      if (before.ownTasks[task.id]) return true;
+      const work = before.works[workKey(task.id, taskOccurrence(task, deps))];
+      if (!work) return false;
+      if (work.phase !== 'open') return work.phase === 'finalizing';
+      const version = taskVersion(task);
+      return version !== undefined && work.seenVersion === version;
+    });
+  const reopened: string[] = [];
+  const orphans: Task[] = [];
   const after = unchanged ? before : await deps.state.update((state) => {
     const newId = stepIdFactory(deps, state);
     const now = deps.now();
     pruneState(state, now);
-    // A rework task an interrupted review already filed is that review's to pick up, not a new request.
-    const reworksInFlight = new Set(
-      Object.values(state.works)
-        .filter((w) => w.projectId === projectId && w.phase === 'accepting' && w.acceptance && !w.acceptance.closed && !w.acceptance.reworkTaskId)
-        .map((w) => reworkTitle(deps.locale, w)),
-    );
     for (const task of tasks) {
-      if (state.ownTasks[task.id] || isBundleTaskTitle(ALL_LOCALES, task.title)) continue;
-      if (!state.works[workKey(task.id, taskOccurrence(task, deps))] && reworksInFlight.has(task.title)) continue;
+      if (state.ownTasks[task.id]) continue;
+      // The bundle's own create whose answer was lost or whose process died before recording it: never a person's task.
+      const pending = Object.entries(state.pendingCreates).find(([, p]) => madeBy(task, p));
+      if (pending) {
+        const [pendingId, made] = pending;
+        if (made.kind === 'work' && !state.works[task.id]) {
+          state.works[task.id] = agentWorkFromTask(task, { now, newStepId: newId });
+          delete state.pendingCreates[pendingId];
+          report.adopted.push(task.id);
+        }
+        continue;
+      }
+      if (isBundleTaskTitle(ALL_LOCALES, task.title)) {
+        if (!knownBundleTask(state, task.id)) orphans.push(task);
+        continue;
+      }
       const occurrence = taskOccurrence(task, deps);
       const key = workKey(task.id, occurrence);
       const work = state.works[key];
@@ -100,11 +118,33 @@ export async function syncList(deps: EngineDeps, projectId: string): Promise<Syn
         }
         continue;
       }
+      if (work.phase === 'accepting' || (work.phase === 'closed' && REOPENABLE.has(work.outcome ?? 'deleted'))) {
+        reopened.push(key);
+        continue;
+      }
       if (work.phase !== 'open' || (state.works[key]?.rev ?? 0) !== (revs.get(key) ?? 0)) continue;
       const result = reconcileWork(work, task, { now, newStepId: newId, occurrence });
       if (result.changed) report.updated.push(key);
     }
   });
+
+  // Works the person re-opened in Dida after review: a new round of the same Work.
+  for (const key of reopened) {
+    try {
+      if (await reopenWork(deps, key)) report.reopened.push(key);
+    } catch (error) {
+      report.errors.push(error instanceof Error ? error.message : String(error));
+    }
+  }
+  // Review todos whose records were lost with the state file: the review is rebuilt from Dida.
+  for (const task of orphans) {
+    try {
+      const rebuilt = await rebuildReview(deps, task);
+      if (rebuilt) report.rebuilt.push(rebuilt);
+    } catch (error) {
+      report.errors.push(error instanceof Error ? error.message : String(error));
+    }
+  }
 
   // Works that left the open list: completed or deleted in Dida (one read each, once).
   for (const work of Object.values(after.works)) {
@@ -114,7 +154,8 @@ export async function syncList(deps: EngineDeps, projectId: string): Promise<Syn
   }
 
   const touched = new Set(Object.values(after.sessions).flatMap((session) => session.touched));
-  for (const work of Object.values(after.works)) {
+  const current = report.rebuilt.length || reopened.length ? await deps.state.read() : after;
+  for (const work of Object.values(current.works)) {
     if (work.projectId !== projectId) continue;
     const key = keyOf(work);
     try {
@@ -137,7 +178,109 @@ export async function syncList(deps: EngineDeps, projectId: string): Promise<Syn
       report.errors.push(error instanceof Error ? error.message : String(error));
     }
   }
+  // Progress comments left by a failed or interrupted post.
+  for (const key of new Set(current.outbox.filter((e) => e.projectId === projectId).map((e) => e.workKey))) {
+    try {
+      await withWork(deps, key, () => flushWorkOutbox(deps, key));
+    } catch (error) {
+      report.errors.push(error instanceof Error ? error.message : String(error));
+    }
+  }
   return report;
+}
+
+/** How a Work that ended can be re-opened by the person (not when it was deleted or replaced by another occurrence). */
+const REOPENABLE: ReadonlySet<string> = new Set(['accepted', 'completed_by_human', 'rework']);
+
+function knownBundleTask(state: EngineState, taskId: string): boolean {
+  return Object.values(state.works).some((w) => w.acceptance?.taskId === taskId || w.finalize?.acceptanceTaskId === taskId || w.waiting?.reminderTaskId === taskId);
+}
+
+/**
+ * A Work the person re-opened in Dida after it was sent for review (or completed): confirmed with one read, it becomes
+ * open again as the next round of the same Work; its review todo, if still open, is completed (it is superseded) and
+ * the items the person added or unticked are merged in.
+ */
+async function reopenWork(deps: EngineDeps, key: string): Promise<boolean> {
+  return withWork(deps, key, async () => {
+    const work = await loadWork(deps, key);
+    if (work.phase === 'open' || work.phase === 'finalizing') return false;
+    const task = await deps.gateway.getTask(work.projectId, work.taskId);
+    if (task.status !== 0) return false;
+    const review = work.acceptance && !work.acceptance.closed ? work.acceptance.taskId : undefined;
+    if (review) await completeOwnTask(deps, work.projectId, review);
+    work.phase = 'open';
+    work.round = (work.round ?? 1) + 1;
+    delete work.finalize;
+    delete work.acceptance;
+    delete work.outcome;
+    const state = await deps.state.read();
+    reconcileWorkWith(deps, work, task, state);
+    await saveWork(deps, work);
+    return true;
+  });
+}
+
+function reconcileWorkWith(deps: EngineDeps, work: WorkRecord, task: Task, state: EngineState): void {
+  reconcileWork(work, task, { now: deps.now(), newStepId: stepIdFactory(deps, state), occurrence: work.occurrence });
+}
+
+/**
+ * An open review todo of this bundle that no record knows (the state file was lost): a record in phase `accepting` is
+ * rebuilt from Dida — the title from the todo's title, the owner from the anchor comment — so the person's accept or
+ * rework still works. Returns what was rebuilt, for `dida-todo status`.
+ */
+async function rebuildReview(deps: EngineDeps, task: Task): Promise<string | undefined> {
+  const title = reviewedTitle(task.title);
+  if (title === undefined) {
+    await deps.state.update((state) => {
+      state.ownTasks[task.id] ??= 'reminder';
+    });
+    return undefined;
+  }
+  const comments = await deps.gateway.listComments(task.projectId, task.id);
+  const anchorTexts = new Set(ALL_LOCALES.map((l) => l.t('dida.acceptance.anchor')));
+  const anchor = comments.find((c) => anchorTexts.has(c.title));
+  const now = deps.now();
+  const what = `review todo "${title}"`;
+  await deps.state.update((state) => {
+    if (state.ownTasks[task.id]) return;
+    const owner = anchor?.userId ?? state.owners[task.projectId];
+    state.ownTasks[task.id] = 'acceptance';
+    state.works[task.id] = {
+      taskId: task.id,
+      projectId: task.projectId,
+      occurrence: '',
+      title,
+      origin: 'human',
+      mode: 'direct',
+      priority: task.priority,
+      phase: 'accepting',
+      steps: [],
+      nextStepNumber: 1,
+      keepOpen: false,
+      humanFingerprint: '',
+      body: '',
+      acceptance: { taskId: task.id, ...(owner ? { ownerUserId: owner } : {}), ...(anchor ? { anchorCommentId: anchor.id } : {}), handledCommentIds: [], closed: false },
+      createdAt: now,
+      updatedAt: now,
+      rev: 1,
+      rebuilt: true,
+    };
+    if (anchor?.userId) state.owners[task.projectId] ??= anchor.userId;
+    state.rebuilt.push({ at: now, what });
+    if (state.rebuilt.length > 50) state.rebuilt.splice(0, state.rebuilt.length - 50);
+  });
+  return what;
+}
+
+/** The Work title inside a review todo's title (any locale), or undefined for other bundle tasks. */
+function reviewedTitle(title: string): string | undefined {
+  for (const locale of ALL_LOCALES) {
+    const [before, after] = locale.t('dida.acceptance.title').split('{title}') as [string, string];
+    if (title.startsWith(before) && title.endsWith(after ?? '')) return title.slice(before.length, title.length - (after ?? '').length);
+  }
+  return undefined;
 }
 
 /** Closed Works and idle session records older than this are dropped from the state file. */
@@ -153,6 +296,9 @@ export function pruneState(state: EngineState, now: number): void {
     if (work.phase !== 'closed' || work.updatedAt >= cutoff) continue;
     delete state.works[key];
     for (const id of [work.acceptance?.taskId, work.finalize?.acceptanceTaskId, work.waiting?.reminderTaskId]) if (id) delete state.ownTasks[id];
+  }
+  for (const [id, pending] of Object.entries(state.pendingCreates)) {
+    if (now - pending.startedAt > PENDING_CREATE_TTL_MS) delete state.pendingCreates[id];
   }
   for (const [id, session] of Object.entries(state.sessions)) {
     // A turn left open that long ago is far past the crash-recovery window too.

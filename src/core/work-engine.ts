@@ -1,7 +1,6 @@
 // The engine facade the tools and adapters use: one list's queue, the session's current Work, steps, settle.
-import { claimText, claimWork, DEFAULT_CLAIM_LEASE_MS, hostLabelOf, requireClaim } from './claims';
-import { isDidaError } from '../dida/dida-error';
-import type { NewTask, Task } from '../dida/types';
+import { claimText, claimWork, heldElsewhere, holderOf, requireClaim } from './claims';
+import { createOwnTask } from './own-creates';
 import type { EngineDeps } from './engine-context';
 import { WorkError } from './engine-context';
 import { finalizeBlocker, finalizeWork, type FinalizeOutcome } from './finalize';
@@ -12,7 +11,8 @@ import { changeSteps, type StepChange, type StepChangeResult } from './step-ops'
 import { syncList, type SyncReport } from './sync';
 import { MAX_ITEM_TITLE_LENGTH, MAX_REPORT_LENGTH, MAX_TITLE_LENGTH, sanitizeForDida } from './text-guard';
 import { resumeWork, waitForHuman } from './waiting';
-import { keyOf, loadWork, lockKeyOf, saveWork, stepIdFactory } from './work-io';
+import { flushWorkOutbox } from './outbox';
+import { keyOf, loadWork, saveWork, stepIdFactory, withWork } from './work-io';
 import { SETTLED, visibleSteps, type EngineState, type SessionRecord, type WorkRecord } from './work-state';
 
 export interface NewWork {
@@ -35,8 +35,8 @@ export class WorkEngine {
     return syncList(this.deps, projectId);
   }
 
-  /** Syncs and ranks the list's executable Works (priority desc, then Dida order). */
-  async queue(projectId: string): Promise<QueueView> {
+  /** Syncs and ranks the list's executable Works (priority desc, then Dida order) as seen by `sessionId`. */
+  async queue(projectId: string, sessionId?: string): Promise<QueueView> {
     const report = await this.sync(projectId);
     const state = await this.deps.state.read();
     const byTask = new Map<string, WorkRecord>();
@@ -57,7 +57,7 @@ export class WorkEngine {
         hasPlan: steps.length > 0,
         unsettledSteps: steps.filter((s) => !SETTLED.has(s.status)).length,
         waitingForHuman: !!work.waiting,
-        claimedByOtherHost: this.heldElsewhere(work),
+        claimedByOtherHost: heldElsewhere(this.deps, work, sessionId),
         keepOpen: work.keepOpen,
       });
     });
@@ -93,9 +93,9 @@ export class WorkEngine {
       throw new WorkError('work_not_found', `No Work in the bound list has id ${key}; call todo_work list to see the current ids.`);
     }
     if (work.phase === 'closed' || work.phase === 'accepting') {
-      throw new WorkError('work_closed', `The Work "${work.title}" is already sent for review or closed; pick another one from todo_work list.`);
+      throw new WorkError('work_closed', `The Work ${keyOf(work)} is already sent for review or closed; pick another one from todo_work list.`);
     }
-    await requireClaim(this.deps, keyOf(work), work.title);
+    await requireClaim(this.deps, keyOf(work), sessionId);
     await this.touch(sessionId, keyOf(work), true);
     return loadWork(this.deps, keyOf(work));
   }
@@ -105,9 +105,9 @@ export class WorkEngine {
    * host holds, and makes the first one won the session's current Work. Undefined when nothing can be taken.
    */
   async claimNext(sessionId: string, projectId: string, known?: QueueView): Promise<WorkRecord | undefined> {
-    const queue = known ?? (await this.queue(projectId));
+    const queue = known ?? (await this.queue(projectId, sessionId));
     for (const entry of queue.ranked) {
-      const outcome = await claimWork(this.deps, entry.candidate.taskId);
+      const outcome = await claimWork(this.deps, entry.candidate.taskId, sessionId);
       if (outcome.status === 'won') {
         await this.touch(sessionId, entry.candidate.taskId, true);
         return loadWork(this.deps, entry.candidate.taskId);
@@ -125,40 +125,35 @@ export class WorkEngine {
     const duplicate = steps.find((s, i) => steps.indexOf(s) !== i);
     if (duplicate) throw new WorkError('duplicate_step', `Two steps are titled "${duplicate}"; give each step a distinct title.`);
     const body = input.body ? sanitizeForDida(input.body, { maxLength: MAX_REPORT_LENGTH }) : '';
-    const task = await this.createOnce(projectId, {
-      projectId,
-      title,
-      ...(body ? { content: body } : {}),
-      priority: priorityFromLevel(input.level ?? 'medium'),
-      ...(steps.length ? { items: steps.map((t) => ({ title: t, status: 0 })) } : {}),
-    });
+    const { task, pendingId } = await createOwnTask(
+      this.deps,
+      {
+        projectId,
+        title,
+        ...(body ? { content: body } : {}),
+        priority: priorityFromLevel(input.level ?? 'medium'),
+        ...(steps.length ? { items: steps.map((t) => ({ title: t, status: 0 })) } : {}),
+      },
+      { kind: 'work' },
+    );
     const state = await this.deps.state.read();
     const now = this.deps.now();
-    const work = agentWorkFromTask(task, { now, newStepId: stepIdFactory(this.deps, state), body });
+    const work = agentWorkFromTask(task, { now, newStepId: stepIdFactory(this.deps, state) });
     // Record the Work before anything else can fail, so a retry never creates the task twice.
-    work.claim = { holder: hostLabelOf(this.deps), at: now };
-    await saveWork(this.deps, work);
+    work.claim = { holder: holderOf(this.deps, sessionId), at: now };
+    await saveWork(this.deps, work, (s) => {
+      delete s.pendingCreates[pendingId];
+    });
     await this.touch(sessionId, keyOf(work), true);
-    // A Work this host created is its own: post the readable claim so other hosts leave it alone.
-    await this.deps.gateway.addComment(projectId, task.id, claimText(this.deps, ''));
-    return work;
-  }
-
-  /**
-   * Creates a task once. When the answer is lost (the connection dropped, timed out or was cut off after Dida may
-   * have created it), the list is read and an open task with that title that no Work knows yet is taken instead of
-   * leaving an orphan that a retry would duplicate.
-   */
-  private async createOnce(projectId: string, input: NewTask): Promise<Task> {
-    try {
-      return await this.deps.gateway.createTask(input);
-    } catch (error) {
-      if (!isDidaError(error) || !['network', 'timeout', 'invalid_response', 'server'].includes(error.code)) throw error;
-      const known = new Set(Object.values((await this.deps.state.read()).works).map((w) => w.taskId));
-      const found = (await this.deps.gateway.getProjectData(projectId)).tasks.find((t) => t.title === input.title && !known.has(t.id));
-      if (!found) throw error;
-      return found;
+    // A Work this session created is its own: post the readable claim so other sessions leave it alone.
+    const claim = await this.deps.gateway.addComment(projectId, task.id, claimText(this.deps, '', sessionId));
+    if (claim.userId) {
+      const owner = claim.userId;
+      await this.deps.state.update((s) => {
+        s.owners[projectId] ??= owner;
+      });
     }
+    return work;
   }
 
   /** Step changes on the session's current Work (or `key`), coalesced into one Dida write. */
@@ -186,7 +181,7 @@ export class WorkEngine {
 
   /** Keeps the Work open (no automatic acceptance) until the person edits it or this is called with false. */
   async keepOpen(key: string, keep: boolean): Promise<WorkRecord> {
-    return this.deps.locks.withLock(lockKeyOf(key), async () => {
+    return withWork(this.deps, key, async () => {
       const work = await loadWork(this.deps, key);
       work.keepOpen = keep;
       await saveWork(this.deps, work);
@@ -203,6 +198,13 @@ export class WorkEngine {
     const state = await this.deps.state.read();
     const touched = state.sessions[sessionId]?.touched ?? [];
     const results: Array<{ key: string; outcome: FinalizeOutcome }> = [];
+    for (const key of new Set(state.outbox.filter((e) => touched.includes(e.workKey)).map((e) => e.workKey))) {
+      try {
+        await withWork(this.deps, key, () => flushWorkOutbox(this.deps, key));
+      } catch (error) {
+        this.deps.log?.(`progress comments will be posted later: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
     for (const key of touched) {
       const work = state.works[key];
       if (!work) continue;
@@ -226,13 +228,6 @@ export class WorkEngine {
       if (makeCurrent) session.currentWork = key;
       session.updatedAt = this.deps.now();
     });
-  }
-
-  /** Whether the last claim seen for the Work is another host's and still within its lease. */
-  private heldElsewhere(work: WorkRecord): boolean {
-    const claim = work.claim;
-    if (!claim || claim.holder === hostLabelOf(this.deps)) return false;
-    return this.deps.now() - claim.at <= (this.deps.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS);
   }
 
   /** Whether a Work may be executed now (for `todo_work next`). */

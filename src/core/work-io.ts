@@ -1,11 +1,10 @@
 // Shared moves of every Work mutation: load/save the record, re-read the task, write the steps back once.
 import { isDidaError } from '../dida/dida-error';
-import { isItemCompleted, type Task } from '../dida/types';
-import type { EngineDeps } from './engine-context';
+import type { Task } from '../dida/types';
+import type { EngineDeps, HeldLock } from './engine-context';
 import { WorkError } from './engine-context';
-import { humanFingerprint, rememberItemIds, taskUpdateFor } from './item-codec';
 import { occurrenceKey } from './schedule';
-import { reconcileWork, taskVersion, type ReconcileResult } from './work-reconcile';
+import { reconcileWork, type ReconcileResult } from './work-reconcile';
 import { workKey, type EngineState, type WorkRecord } from './work-state';
 import { randomBytes } from 'node:crypto';
 
@@ -33,6 +32,17 @@ export function stepIdFactory(deps: EngineDeps, state?: EngineState): () => stri
   };
 }
 
+/** The rev each loaded or saved record had in the state file: a save checks nobody else saved the Work since. */
+const storedRev = new WeakMap<WorkRecord, number>();
+
+/** Thrown by saveWork when the Work was saved by someone else since it was loaded; the operation is retried. */
+export class ConcurrentChangeError extends Error {
+  override readonly name = 'ConcurrentChangeError';
+  constructor(readonly key: string) {
+    super(`The Work ${key} was changed by another process meanwhile; the operation is retried.`);
+  }
+}
+
 export async function loadWork(deps: EngineDeps, key: string): Promise<WorkRecord> {
   return workIn(await deps.state.read(), key);
 }
@@ -41,17 +51,54 @@ export async function loadWork(deps: EngineDeps, key: string): Promise<WorkRecor
 export function workIn(state: EngineState, key: string): WorkRecord {
   const work = state.works[key];
   if (!work) throw new WorkError('work_not_found', `No Work has id ${key}; call todo_work list to see the current Works.`);
+  storedRev.set(work, work.rev);
   return work;
 }
 
-/** Stores `work` (bumping its rev) and returns the state. */
+/**
+ * Stores `work` and returns the state. A record that was loaded is saved only when the state file still holds the
+ * revision it was loaded with (else ConcurrentChangeError: another process or a sync saved it meanwhile); the saved
+ * record gets the next revision.
+ */
 export async function saveWork(deps: EngineDeps, work: WorkRecord, extra?: (state: EngineState) => void): Promise<EngineState> {
+  const key = keyOf(work);
+  const base = storedRev.get(work);
   work.updatedAt = deps.now();
-  work.rev += 1;
-  return deps.state.update((state) => {
-    state.works[keyOf(work)] = structuredClone(work);
+  const saved = await deps.state.update((state) => {
+    const current = state.works[key];
+    if (base !== undefined && current && current.rev !== base) throw new ConcurrentChangeError(key);
+    work.rev = Math.max(current?.rev ?? 0, base ?? 0, work.rev) + 1;
+    state.works[key] = structuredClone(work);
     extra?.(state);
   });
+  storedRev.set(work, work.rev);
+  return saved;
+}
+
+/** Saves `previous` over `work` (a refused write: the record goes back to what it was); keeps the revision check. */
+export async function restoreWork(deps: EngineDeps, work: WorkRecord, previous: WorkRecord, extra?: (state: EngineState) => void): Promise<void> {
+  const rev = storedRev.get(work);
+  if (rev !== undefined) storedRev.set(previous, rev);
+  await saveWork(deps, previous, extra);
+  Object.assign(work, structuredClone(previous));
+  storedRev.set(work, previous.rev);
+}
+
+/**
+ * Runs one Work operation under the Work's lock and retries it from the start (at most 3 times) when the lock was
+ * taken over while this process was paused or the record was saved by someone else meanwhile: it never writes what it
+ * read before that.
+ */
+export async function withWork<T>(deps: EngineDeps, key: string, fn: (lock: HeldLock) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await deps.locks.withLock(lockKeyOf(key), fn);
+    } catch (error) {
+      const retry = error instanceof ConcurrentChangeError || (error instanceof Error && error.name === 'LockLostError');
+      if (!retry || attempt >= 3) throw error;
+      deps.log?.(`${error.message}`);
+    }
+  }
 }
 
 /**
@@ -81,38 +128,6 @@ export function reconcileWithTask(deps: EngineDeps, work: WorkRecord, task: Task
     newStepId: stepIdFactory(deps, state),
     occurrence: work.occurrence,
   });
-}
-
-/** Whether the items and desc Dida holds differ from what the Work's steps say they should be. */
-export function needsWrite(task: Task, work: WorkRecord, now: number): boolean {
-  if (work.mode !== 'checklist') return false;
-  const { update } = taskUpdateFor(task, work, now);
-  const before = task.items ?? [];
-  const after = update.items ?? [];
-  if (before.length !== after.length) return true;
-  for (let i = 0; i < after.length; i++) {
-    const a = before[i];
-    const b = after[i];
-    if (!a || !b || !('id' in b) || a.id !== b.id || a.title !== b.title || isItemCompleted(a) !== isItemCompleted({ status: b.status ?? 0 })) return true;
-  }
-  return (update.desc ?? '') !== (task.desc ?? '');
-}
-
-/**
- * Writes the Work's steps into its task (one whole-task update, fields the bundle does not own kept as read),
- * then re-matches item ids and refreshes the human fingerprint. Returns the task as Dida answered it, or the
- * input task when nothing needed writing.
- */
-export async function writeSteps(deps: EngineDeps, work: WorkRecord, task: Task): Promise<Task> {
-  if (!needsWrite(task, work, deps.now())) return task;
-  const { update, plan } = taskUpdateFor(task, work, deps.now());
-  const answered = await deps.gateway.updateTask(update);
-  rememberItemIds(work.steps, plan, answered.items ?? []);
-  work.humanFingerprint = humanFingerprint(answered);
-  const version = taskVersion(answered);
-  if (version) work.seenVersion = version;
-  else delete work.seenVersion;
-  return answered;
 }
 
 export function occurrenceOf(task: Task, zone: string): string {

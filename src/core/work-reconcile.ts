@@ -14,6 +14,8 @@ export interface ReconcileResult {
   humanEdited: boolean;
   imported: StepRecord[];
   completedByHuman: StepRecord[];
+  /** Agent-completed steps the person unticked: open again. */
+  reopenedByHuman: StepRecord[];
   removed: StepRecord[];
 }
 
@@ -50,17 +52,21 @@ function newWork(task: Task, fields: Pick<WorkRecord, 'origin' | 'occurrence' | 
 /** A new Work for a task a person wrote in Dida. Writes nothing to Dida. */
 export function adoptTask(task: Task, options: ReconcileOptions): WorkRecord {
   const steps = (task.items ?? []).map((item) => stepFromItem(item, options));
-  return newWork(task, { origin: 'human', occurrence: options.occurrence, steps, body: (task.content ?? '').trim(), rev: 1, now: options.now });
+  return newWork(task, { origin: 'human', occurrence: options.occurrence, steps, body: bodyOf(task), rev: 1, now: options.now });
 }
 
-/** A new Work for a task this bundle created (agent Work or rework): every item is an agent step. */
-export function agentWorkFromTask(task: Task, options: Pick<ReconcileOptions, 'now' | 'newStepId'> & { body?: string; reworkOf?: string }): WorkRecord {
-  const steps = (task.items ?? []).map((item) => ({ ...stepFromItem(item, options), origin: 'agent' as const }));
+/**
+ * A new Work for a task this bundle created: the model's Work (its items are agent steps) or a rework Work (its items
+ * are the person's feedback, so they are human steps: status only).
+ */
+export function agentWorkFromTask(task: Task, options: Pick<ReconcileOptions, 'now' | 'newStepId'> & { reworkOf?: string; stepOrigin?: 'agent' | 'human' }): WorkRecord {
+  const origin = options.stepOrigin ?? 'agent';
+  const steps = (task.items ?? []).map((item) => ({ ...stepFromItem(item, options), origin }));
   return newWork(task, {
     origin: 'agent',
     occurrence: '',
     steps,
-    body: options.body ?? '',
+    body: bodyOf(task),
     rev: 0,
     now: options.now,
     ...(options.reworkOf ? { reworkOf: options.reworkOf } : {}),
@@ -68,12 +74,14 @@ export function agentWorkFromTask(task: Task, options: Pick<ReconcileOptions, 'n
 }
 
 function stepFromItem(item: ChecklistItem, options: Pick<ReconcileOptions, 'now' | 'newStepId'>): StepRecord {
+  const done = isItemCompleted(item);
   return {
     id: options.newStepId(),
     ...(item.id ? { itemId: item.id } : {}),
     title: item.title,
-    status: isItemCompleted(item) ? 'completed' : 'pending',
+    status: done ? 'completed' : 'pending',
     origin: 'human',
+    seen: { title: item.title, done },
     updatedAt: options.now,
   };
 }
@@ -116,16 +124,53 @@ export function pairStepsWithItems(steps: readonly StepRecord[], items: readonly
 }
 
 /**
- * Updates `work` in place from `task`: imports items the person added, marks items they ticked as
- * completed (a step the agent settled is never downgraded by a stale unticked item), renames steps the
- * person renamed, drops steps whose item the person removed, and on an edit of the title or body reopens
- * skipped steps and clears keepOpen.
+ * Orders the steps as Dida orders their items (steps without an item keep their order after them); returns whether the
+ * order changed. The panel and the model then see the checklist as the person does.
+ */
+function orderLikeItems(work: WorkRecord, items: readonly ChecklistItem[]): boolean {
+  const position = new Map<string, number>();
+  items.forEach((item, i) => {
+    if (item.id) position.set(item.id, i);
+  });
+  const rank = (step: StepRecord) => (step.itemId !== undefined && step.status !== 'deleted' ? (position.get(step.itemId) ?? Infinity) : Infinity);
+  const sorted = work.steps.map((step, i) => ({ step, i, r: rank(step) })).sort((a, b) => (a.r === b.r ? a.i - b.i : a.r < b.r ? -1 : 1));
+  if (sorted.every((entry, i) => entry.i === i)) return false;
+  work.steps = sorted.map((entry) => entry.step);
+  return true;
+}
+
+/**
+ * The person's body of a task: for a checklist task Dida keeps it in `desc` (and may clear `content`), for a text
+ * task in `content`. Both are read; text one field already holds is not repeated.
+ */
+export function bodyOf(task: Pick<Task, 'content' | 'desc'>): string {
+  const desc = (task.desc ?? '').trim();
+  const content = (task.content ?? '').trim();
+  if (content === '' || desc.includes(content)) return desc;
+  if (desc === '' || content.includes(desc)) return content;
+  return `${desc}\n\n${content}`;
+}
+
+/**
+ * Folds `task` (as just read, or as Dida answered a write) into `work`, as a three-way merge whose base is what Dida
+ * showed last (each step's `seen`, the Work's fingerprint): whatever differs from the base is the person's edit and
+ * wins; whatever only the Work differs in is the bundle's own change still to be written.
+ * - items the person added become human steps; items they deleted delete their steps (never re-added);
+ * - a tick or untick by the person wins: a step they ticked is completed, an agent-completed step they unticked is
+ *   open again (reported, so the model is told);
+ * - a title the person changed wins over the step's; the Work's title and body always follow Dida;
+ * - an edit of the title or body reopens skipped steps and clears keepOpen.
+ * Every paired step's `seen` becomes the item as read.
  */
 export function reconcileWork(work: WorkRecord, task: Task, options: ReconcileOptions): ReconcileResult {
-  const result: ReconcileResult = { changed: false, humanEdited: false, imported: [], completedByHuman: [], removed: [] };
+  const result: ReconcileResult = { changed: false, humanEdited: false, imported: [], completedByHuman: [], reopenedByHuman: [], removed: [] };
   const items = task.items ?? [];
   const pairs = pairStepsWithItems(work.steps, items);
   const pairedItems = new Set(pairs.values());
+  const touch = (step: StepRecord) => {
+    step.updatedAt = options.now;
+    result.changed = true;
+  };
 
   for (const step of work.steps) {
     if (step.status === 'deleted') continue;
@@ -133,7 +178,7 @@ export function reconcileWork(work: WorkRecord, task: Task, options: ReconcileOp
     if (index === undefined) {
       if (step.itemId !== undefined && work.mode === 'checklist') {
         step.status = 'deleted';
-        step.updatedAt = options.now;
+        touch(step);
         result.removed.push(step);
       }
       continue;
@@ -143,15 +188,26 @@ export function reconcileWork(work: WorkRecord, task: Task, options: ReconcileOp
       step.itemId = item.id;
       result.changed = true;
     }
-    if (item.title !== step.title && item.title.trim() !== '') {
+    const seen = step.seen;
+    if (item.title.trim() !== '' && item.title !== step.title && (step.origin === 'human' || !seen || item.title !== seen.title)) {
       step.title = item.title;
-      step.updatedAt = options.now;
-      result.changed = true;
+      touch(step);
     }
-    if (isItemCompleted(item) && step.status !== 'completed') {
+    const done = isItemCompleted(item);
+    const personChanged = seen ? done !== seen.done : done;
+    if (personChanged && done && step.status !== 'completed') {
       step.status = 'completed';
-      step.updatedAt = options.now;
+      touch(step);
       result.completedByHuman.push(step);
+    } else if (personChanged && !done && step.status === 'completed') {
+      step.status = 'pending';
+      delete step.startedNoted;
+      touch(step);
+      result.reopenedByHuman.push(step);
+    }
+    if (!seen || seen.title !== item.title || seen.done !== done) {
+      step.seen = { title: item.title, done };
+      result.changed = true;
     }
   }
 
@@ -162,14 +218,12 @@ export function reconcileWork(work: WorkRecord, task: Task, options: ReconcileOp
     result.imported.push(step);
   });
   if (result.imported.length > 0) work.nextStepNumber += result.imported.length;
+  if (orderLikeItems(work, items)) result.changed = true;
 
   const fingerprint = humanFingerprint(task);
   if (fingerprint !== work.humanFingerprint) {
     result.humanEdited = true;
     work.humanFingerprint = fingerprint;
-    work.title = task.title;
-    const content = (task.content ?? '').trim();
-    if (content !== '' && !(task.desc ?? '').includes(content)) work.body = content;
     if (work.keepOpen) work.keepOpen = false;
     for (const step of work.steps) {
       if (step.status === 'skipped') {
@@ -179,11 +233,20 @@ export function reconcileWork(work: WorkRecord, task: Task, options: ReconcileOp
       }
     }
   }
+  if (work.title !== task.title && task.title.trim() !== '') {
+    work.title = task.title;
+    result.changed = true;
+  }
+  const body = bodyOf(task);
+  if (work.body !== body) {
+    work.body = body;
+    result.changed = true;
+  }
   if (work.priority !== task.priority) {
     work.priority = task.priority;
     result.changed = true;
   }
-  if (result.humanEdited || result.imported.length || result.completedByHuman.length || result.removed.length) result.changed = true;
+  if (result.humanEdited || result.imported.length || result.completedByHuman.length || result.reopenedByHuman.length || result.removed.length) result.changed = true;
   if (result.changed) {
     work.updatedAt = options.now;
     work.rev += 1;

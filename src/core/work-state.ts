@@ -20,6 +20,11 @@ export const StepRecordSchema = z.object({
   resolution: z.optional(z.string()),
   /** True once the "started" progress comment was posted for the current in_progress spell. */
   startedNoted: z.optional(z.boolean()),
+  /**
+   * The step's checklist item as Dida last showed it (after the last read or write): the base of the three-way merge.
+   * A difference between Dida and this is the person's edit; a difference between the step and this is ours to write.
+   */
+  seen: z.optional(z.object({ title: z.string(), done: z.boolean() })),
   updatedAt: z.number(),
 });
 export type StepRecord = z.infer<typeof StepRecordSchema>;
@@ -89,6 +94,10 @@ export const WorkRecordSchema = z.object({
   seenVersion: z.optional(z.string()),
   /** Bumped on every local change; sync skips Works changed while it was reading Dida. */
   rev: z._default(z.number(), 0),
+  /** 1 for the first round; a person re-opening the task in Dida after review starts the next round. */
+  round: z.optional(z.number()),
+  /** Rebuilt from Dida after the state file was lost (a review whose Work record was gone). */
+  rebuilt: z.optional(z.boolean()),
 });
 export type WorkRecord = z.infer<typeof WorkRecordSchema>;
 
@@ -104,6 +113,35 @@ export const SessionRecordSchema = z.looseObject({
 });
 export type SessionRecord = z.infer<typeof SessionRecordSchema>;
 
+/**
+ * A create that was sent but whose task is not recorded yet. `marker` is the `sortOrder` sent with it: after a lost
+ * answer or a crash the bundle finds its own task by marker and title, never by title alone.
+ */
+export const PendingCreateSchema = z.object({
+  kind: z.enum(['work', 'acceptance', 'reminder', 'rework']),
+  projectId: z.string(),
+  title: z.string(),
+  marker: z.number(),
+  startedAt: z.number(),
+  /** The Work the created task belongs to (acceptance, reminder, rework). */
+  forKey: z.optional(z.string()),
+});
+export type PendingCreate = z.infer<typeof PendingCreateSchema>;
+
+/** A progress comment waiting to be posted (written with the intent, so it is posted exactly once). */
+export const OutboxEntrySchema = z.object({
+  id: z.string(),
+  projectId: z.string(),
+  taskId: z.string(),
+  workKey: z.string(),
+  text: z.string(),
+  createdAt: z.number(),
+  /** A post whose answer was lost: check the task's comments before posting again. */
+  uncertain: z._default(z.boolean(), false),
+  attempts: z._default(z.number(), 0),
+});
+export type OutboxEntry = z.infer<typeof OutboxEntrySchema>;
+
 export const EngineStateSchema = z.object({
   works: z._default(z.record(z.string(), WorkRecordSchema), {}),
   /** Tasks this bundle created that are not Works (acceptance todos, reminders): never adopted. */
@@ -111,12 +149,16 @@ export const EngineStateSchema = z.object({
   /** Owner identity per list, learned from the anchor comment's userId. */
   owners: z._default(z.record(z.string(), z.string()), {}),
   sessions: z._default(z.record(z.string(), SessionRecordSchema), {}),
+  pendingCreates: z._default(z.record(z.string(), PendingCreateSchema), {}),
+  outbox: z._default(z.array(OutboxEntrySchema), []),
+  /** What was rebuilt from Dida after the state file was lost, for `dida-todo status`. */
+  rebuilt: z._default(z.array(z.object({ at: z.number(), what: z.string() })), []),
 });
 export type EngineState = z.infer<typeof EngineStateSchema>;
 export const ENGINE_STATE_VERSION = 1;
 
 export function emptyEngineState(): EngineState {
-  return { works: {}, ownTasks: {}, owners: {}, sessions: {} };
+  return { works: {}, ownTasks: {}, owners: {}, sessions: {}, pendingCreates: {}, outbox: [], rebuilt: [] };
 }
 
 /** Key of a Work in state: the task id, plus `#occurrence` for recurring tasks. */

@@ -37,6 +37,8 @@ export interface DidaGateway {
   deleteTask(projectId: string, taskId: string, options?: CallOptions): Promise<void>;
   listComments(projectId: string, taskId: string, options?: CallOptions): Promise<Comment[]>;
   addComment(projectId: string, taskId: string, text: string, options?: CallOptions): Promise<Comment>;
+  /** Deletes one of the account's comments (optional: a gateway that cannot leaves it). */
+  deleteComment?(projectId: string, taskId: string, commentId: string, options?: CallOptions): Promise<void>;
   getPreference(options?: CallOptions): Promise<Preference>;
   listMembers(projectId: string, options?: CallOptions): Promise<Member[]>;
   /** Releases sockets or child processes; safe to call twice. */

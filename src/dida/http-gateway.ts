@@ -224,6 +224,19 @@ class HttpGateway implements DidaGateway {
     return comment ?? commentAddedAs(this, projectId, taskId, text, options);
   }
 
+  async deleteComment(projectId: string, taskId: string, commentId: string, options?: CallOptions): Promise<void> {
+    await this.send(
+      {
+        method: 'DELETE',
+        path: `/project/${seg(projectId, 'projectId')}/task/${seg(taskId, 'taskId')}/comment/${seg(commentId, 'commentId')}`,
+        route: 'DELETE /project/{pid}/task/{tid}/comment/{cid}',
+        schema: undefined,
+        idempotent: false,
+      },
+      options,
+    );
+  }
+
   async getPreference(options?: CallOptions) {
     // POST but read-only: Dida documents this read as a POST, so it is safe to retry.
     const pref = await this.send({ method: 'POST', path: '/preference', route: 'POST /preference', schema: PreferenceSchema, idempotent: true }, options);

@@ -66,7 +66,7 @@ export function openEngineStore(options: EngineStoreOptions): { state: StatePort
   });
   return {
     state: { read: () => store.read(), update: (fn) => store.update(async (current) => (await fn(current)) ?? current) },
-    locks: { withLock: (key, fn) => withLock(options.lockDir, key, fn, options.lockOptions) },
+    locks: { withLock: (key, fn) => withLock(options.lockDir, key, (held) => fn(held), options.lockOptions) },
   };
 }
 

@@ -71,7 +71,7 @@ describe('crash safety', () => {
       const done = sim.getTask(task.id);
       expect(done?.status).toBe(2);
       expect(done?.items?.map((it) => it.status)).toEqual([1, 1, 1]);
-      expect((done?.desc ?? '').split('人写的正文').length - 1).toBe(1);
+      expect(`${done?.content ?? ''}|${done?.desc ?? ''}`.split('人写的正文').length - 1).toBe(1);
       const acceptances = sim.listTasks(list.id, { includeCompleted: true }).filter((t) => t.title.startsWith('🧑‍🔬'));
       expect(acceptances).toHaveLength(1);
       for (const id of [task.id, acceptances[0]!.id]) {

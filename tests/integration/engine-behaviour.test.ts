@@ -121,10 +121,12 @@ describe('sync', () => {
     expect(h.sim.listComments(a.id)).toEqual([]);
 
     const state = await h.state();
-    expect(Object.keys(state.works).sort()).toEqual([a.id, draft.id].sort());
+    expect(Object.values(state.works).filter((w) => w.phase === 'open').map((w) => w.taskId).sort()).toEqual([a.id, draft.id].sort());
     expect(state.works[a.id]).toMatchObject({ origin: 'human', priority: 5, body: '手机上登录失败' });
-    expect(state.works[acceptanceLike.id]).toBeUndefined();
+    // A review todo no record knows (a lost state file) is rebuilt as a review, never adopted as work; a reminder is left alone.
+    expect(state.works[acceptanceLike.id]).toMatchObject({ phase: 'accepting', rebuilt: true, title: '旧的', steps: [] });
     expect(state.works[reminderLike.id]).toBeUndefined();
+    expect(state.rebuilt.map((r) => r.what)).toEqual(['review todo "旧的"']);
     expect(queue.ranked.map((r) => r.candidate.taskId)).toEqual([a.id]);
     expect(queue.skipped.map((s) => [s.candidate.taskId, s.reason])).toEqual([[draft.id, 'draft']]);
 
@@ -239,7 +241,7 @@ describe('human edits in the Dida app', () => {
     expect((await h.engine.getWork(task.id)).steps).toHaveLength(5);
   });
 
-  it('a person ticking an item in Dida completes the step; a stale unticked item never undoes agent work', async () => {
+  it('a person ticking an item in Dida completes the step; unticking one the agent completed reopens it', async () => {
     const list = h.sim.seedProject({ name: 'l' });
     const task = h.sim.seedTask({ projectId: list.id, title: '两步', priority: 3, items: [{ title: 'A' }, { title: 'B' }] });
     await pick(list.id, task.id);
@@ -249,8 +251,15 @@ describe('human edits in the Dida app', () => {
     await h.engine.sync(list.id);
     const work = await h.engine.getWork(task.id);
     expect(work.steps.map((s) => [s.title, s.status])).toEqual([
-      ['A', 'completed'],
+      ['A', 'pending'],
       ['B', 'completed'],
+    ]);
+    // The next write keeps the person's untick.
+    await h.engine.changeSteps(S, [{ op: 'add', title: 'C' }]);
+    expect(h.sim.getTask(task.id)?.items?.map((i) => [i.title, i.status])).toEqual([
+      ['A', 0],
+      ['B', 1],
+      ['C', 0],
     ]);
   });
 });

@@ -39,7 +39,8 @@ describe('work lifecycle', () => {
     await h.engine.changeSteps(S, [{ op: 'update', step: '收集变更', status: 'in_progress' }, { op: 'add', title: '核对链接' }]);
     const mid = h.sim.getTask(human.id);
     expect(mid?.items?.map((i) => i.title)).toEqual(['收集变更', '写草稿', '核对链接']);
-    expect(mid?.desc).toContain('请按模块分组');
+    // The body stays where the person wrote it: a checklist task keeps its content, so nothing is moved or copied.
+    expect(`${mid?.content ?? ''}|${mid?.desc ?? ''}`.split('请按模块分组')).toHaveLength(2);
 
     await h.engine.changeSteps(S, [
       { op: 'update', step: '收集变更', status: 'completed', resolution: '从提交记录整理出 12 条变更' },
@@ -60,9 +61,9 @@ describe('work lifecycle', () => {
       ['核对链接', 0],
     ]);
     // The human body survives exactly once.
-    expect((done?.desc ?? '').split('请按模块分组').length - 1).toBe(1);
+    expect(`${done?.content ?? ''}|${done?.desc ?? ''}`.split('请按模块分组').length - 1).toBe(1);
     expect(commentsOf(human.id)).toEqual([
-      '🤖 test-host 开始处理',
+      '🤖 test-host 开始处理（会话 1）',
       '开始处理：收集变更',
       '已完成：收集变更\n结果：从提交记录整理出 12 条变更\n\n已完成：写草稿\n结果：草稿已写好并自查\n\n已跳过：核对链接\n原因：本次没有外部链接',
       expect.stringContaining('全部步骤都已处理'),

@@ -8,7 +8,7 @@ import type { DidaGateway } from '../../src/dida/dida-gateway';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
 import { seededRandom } from '../helpers/seeded-random';
-import { parseClaim } from '../../src/core/claims';
+import { parseClaim, sessionTag } from '../../src/core/claims';
 
 let sim: Simulator;
 let root: string;
@@ -57,14 +57,16 @@ describe('many hosts, one list', () => {
         harness.deps.gateway = withLatency(harness.gateway, random, 4);
         hosts.push(harness);
       }
+      // Several sessions of one host (one state file, one lock directory) race as well.
+      const sessionsPerHost = 1 + (race % 3);
+      const runners = hosts.flatMap((host, h) => Array.from({ length: sessionsPerHost }, (_, k) => ({ host, h, session: `session-${race}x${h}x${k}` })));
       await Promise.all(
-        hosts.map(async (host, h) => {
-          const session = `s-${race}-${h}`;
+        runners.map(async ({ host, h, session }) => {
           for (let round = 0; round < workCount + 2; round++) {
             const work = await host.engine.claimNext(session, list.id);
             if (!work) break;
             const list_ = executions.get(work.taskId) ?? [];
-            list_.push(`host-${h}`);
+            list_.push(`host-${h}#${sessionTag(session)}`);
             executions.set(work.taskId, list_);
             await host.engine.changeSteps(session, [
               { op: 'update', step: '第一步', status: 'completed', resolution: '完成' },
@@ -75,20 +77,25 @@ describe('many hosts, one list', () => {
           }
         }),
       );
-      hostsRun += hostCount;
+      hostsRun += runners.length;
       for (const work of works) {
         const who = executions.get(work.id) ?? [];
         expect(who, `race ${race}: ${work.title} executed by ${who.join(', ') || 'nobody'}`).toHaveLength(1);
         expect(sim.getTask(work.id)?.status, `race ${race}: ${work.title} finished`).toBe(2);
         const acceptances = sim.listTasks(list.id, { includeCompleted: true }).filter((t) => t.title === `🧑‍🔬 待验收：${work.title}`);
         expect(acceptances).toHaveLength(1);
-        // The winner's claim is the earliest claim comment on the task.
-        const claims = sim.listComments(work.id).map((c) => parseClaim(c.title)).filter(Boolean);
-        expect(claims[0]?.host).toBe(who[0]);
+        // The winner's claim is the earliest claim comment on the task (by creation time, then id); losers took theirs back.
+        const claims = sim
+          .listComments(work.id)
+          .filter((c) => parseClaim(c.title))
+          .sort((a, b) => Date.parse(a.createdTime.replace(/(\d{2})(\d{2})$/, '$1:$2')) - Date.parse(b.createdTime.replace(/(\d{2})(\d{2})$/, '$1:$2')) || a.id.localeCompare(b.id))
+          .map((c) => parseClaim(c.title));
+        expect(`${claims[0]?.host}#${claims[0]?.session}`).toBe(who[0]);
+        expect(claims).toHaveLength(1);
       }
       await Promise.all(hosts.map((host) => host.close()));
     }
-    process.stderr.write(`[many-hosts] ${races} races, ${hostsRun} host runs\n`);
+    process.stderr.write(`[many-hosts] ${races} races, ${hostsRun} session runs (1–3 sessions per host)\n`);
   }, 240_000);
 
   it('lets another host take over a Work whose claim lease expired without progress', async () => {

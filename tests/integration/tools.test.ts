@@ -66,7 +66,7 @@ describe('tools', () => {
     const task = h.sim.listTasks().find((t) => t.title === '修复登录超时');
     expect(task?.priority).toBe(5);
     expect(task?.items?.map((i) => i.title)).toEqual(['复现问题', '修复并测试']);
-    expect(h.sim.listComments(task!.id).map((c) => c.title)).toEqual(['🤖 test-host 开始处理', '开始处理：复现问题']);
+    expect(h.sim.listComments(task!.id).map((c) => c.title)).toEqual(['🤖 test-host 开始处理（会话 t）', '开始处理：复现问题']);
 
     const noResolution = await call('todo', { action: 'update', updates: [{ step: '复现问题', status: 'completed' }] });
     expect(noResolution.code).toBe('missing_resolution');

@@ -93,12 +93,12 @@ describe('reconcileWork', () => {
     expect(w.steps[0]?.status).toBe('completed');
   });
 
-  it('a stale unticked item never downgrades a step the agent completed', () => {
+  it('an unticked item Dida showed unticked before is the agent’s tick still to write, not the person’s untick', () => {
     const seen = task({ items: [item('i1', 'a'), item('i2', 'b')] });
     const w = work(
       [
-        step({ id: 's1', itemId: 'i1', title: 'a', status: 'completed', resolution: 'done' }),
-        step({ id: 's2', itemId: 'i2', title: 'b', status: 'skipped', resolution: 'not needed' }),
+        step({ id: 's1', itemId: 'i1', title: 'a', status: 'completed', resolution: 'done', seen: { title: 'a', done: false } }),
+        step({ id: 's2', itemId: 'i2', title: 'b', status: 'skipped', resolution: 'not needed', seen: { title: 'b', done: false } }),
       ],
       seen,
     );
@@ -109,6 +109,24 @@ describe('reconcileWork', () => {
     ]);
     expect(r.changed).toBe(false);
     expect(w.rev).toBe(3);
+  });
+
+  it('the person unticking an item the agent ticked reopens the step and reports it', () => {
+    const before = task({ items: [{ ...item('i1', 'a'), status: 0 }] });
+    const w = work([step({ id: 's1', itemId: 'i1', title: 'a', status: 'completed', resolution: 'done', seen: { title: 'a', done: true } })], before);
+    const r = reconcileWork(w, before, opts());
+    expect(w.steps[0]?.status).toBe('pending');
+    expect(r.reopenedByHuman.map((s) => s.id)).toEqual(['s1']);
+    expect(w.steps[0]?.seen).toEqual({ title: 'a', done: false });
+  });
+
+  it('a record without a last-seen state (older versions) keeps an agent-completed step whose item is unticked', () => {
+    const seen = task({ items: [item('i1', 'a')] });
+    const w = work([step({ id: 's1', itemId: 'i1', title: 'a', status: 'completed', resolution: 'done' })], seen);
+    const r = reconcileWork(w, seen, opts());
+    expect(w.steps[0]?.status).toBe('completed');
+    expect(r.reopenedByHuman).toEqual([]);
+    expect(w.steps[0]?.seen).toEqual({ title: 'a', done: false });
   });
 
   it('takes a person’s rename of an item into the step', () => {
@@ -125,7 +143,7 @@ describe('reconcileWork', () => {
     const w = work([step({ id: 's1', itemId: 'i1', title: 'a', origin: 'human' }), step({ id: 's2', itemId: 'i2', title: 'b' }), step({ id: 's3', title: 'not yet written' })], seen);
     const r = reconcileWork(w, task({ items: [item('i2', 'b')] }), opts());
     expect(r.removed.map((s) => s.id)).toEqual(['s1']);
-    expect(w.steps.map((s) => s.status)).toEqual(['deleted', 'pending', 'pending']);
+    expect(Object.fromEntries(w.steps.map((s) => [s.id, s.status]))).toEqual({ s1: 'deleted', s2: 'pending', s3: 'pending' });
   });
 
   it('re-matches rewritten item ids by title and position, duplicates one to one', () => {
