@@ -90,9 +90,10 @@ export function earliestLiveClaim(comments: readonly Comment[], ownerUserId: str
 export type ClaimOutcome = { status: 'won'; posted: boolean } | { status: 'lost' };
 
 /**
- * Claims a Work occurrence for the session `sessionId` under the Work's lock (at most 3 requests): when the list's
- * owner is known and the session already holds a live claim, that is kept; else a claim is posted (its answer names
- * the owner's account) and the comments are listed again: the earliest live claim by the owner decides. Two sessions
+ * Claims a Work occurrence for the session `sessionId` under the Work's lock (at most 3 requests: list, post, list):
+ * when the list's owner is known and a live claim exists, it decides (the session keeps its own); else a claim is
+ * posted (its answer names the owner's account) and the comments are listed again: the earliest live claim by the
+ * owner decides, and a losing claim is taken back. Two sessions
  * of one host are two claimants. A loser must not execute the Work.
  */
 export async function claimWork(deps: EngineDeps, key: string, sessionId: string): Promise<ClaimOutcome> {
@@ -106,22 +107,31 @@ export async function claimWork(deps: EngineDeps, key: string, sessionId: string
       if (!live) return undefined;
       return live.holder === me ? { status: 'won', posted: false } : { status: 'lost' };
     };
+    const text = claimText(deps, work.occurrence, sessionId);
+    const comments = await deps.gateway.listComments(work.projectId, work.taskId);
+    if (!owner) {
+      // A claim this session posted before the process died (before it could record the owner): its author is the owner.
+      const mine = comments.find((c) => c.title === text && c.userId);
+      if (mine?.userId) owner = await learnOwner(deps, work.projectId, mine.userId);
+    }
     if (owner) {
-      const first = decide(await deps.gateway.listComments(work.projectId, work.taskId), owner);
+      const first = decide(comments, owner);
       if (first) return remember(deps, work, first, me);
     }
-    const posted = await deps.gateway.addComment(work.projectId, work.taskId, claimText(deps, work.occurrence, sessionId));
-    if (posted.userId && posted.userId !== owner) {
-      owner = posted.userId;
-      await deps.state.update((s) => {
-        s.owners[work.projectId] = posted.userId as string;
-      });
-    }
+    const posted = await deps.gateway.addComment(work.projectId, work.taskId, text);
+    if (posted.userId && posted.userId !== owner) owner = await learnOwner(deps, work.projectId, posted.userId);
     if (!owner) return remember(deps, work, { status: 'won', posted: true }, me);
     const second = decide(await deps.gateway.listComments(work.projectId, work.taskId), owner) ?? { status: 'won' as const, posted: true };
     if (second.status === 'lost') await withdraw(deps, work, posted.id);
     return remember(deps, work, second.status === 'won' ? { status: 'won', posted: true } : second, me);
   });
+}
+
+async function learnOwner(deps: EngineDeps, projectId: string, userId: string): Promise<string> {
+  await deps.state.update((s) => {
+    s.owners[projectId] = userId;
+  });
+  return userId;
 }
 
 /** A losing claim is taken back, so the person does not read that this session started working. */

@@ -29,8 +29,13 @@ export const MAX_POST_ATTEMPTS = 5;
  * comment refused MAX_POST_ATTEMPTS times is dropped. Returns how many comments of the Work are still waiting.
  */
 export async function flushWorkOutbox(deps: EngineDeps, workKey: string): Promise<number> {
-  const entries = (await deps.state.read()).outbox.filter((e) => e.workKey === workKey);
-  if (entries.length === 0) return 0;
+  const waiting = (await deps.state.read()).outbox.filter((e) => e.workKey === workKey);
+  if (waiting.length === 0) return 0;
+  // Recorded as in flight before posting: after a crash mid-post the next flush looks before posting again.
+  const fresh = new Set(waiting.filter((e) => !e.uncertain).map((e) => e.id));
+  const entries = fresh.size === 0 ? waiting : (await deps.state.update((state) => {
+    state.outbox = state.outbox.map((e) => (fresh.has(e.id) ? { ...e, uncertain: true } : e));
+  })).outbox.filter((e) => e.workKey === workKey).map((e) => (fresh.has(e.id) ? { ...e, uncertain: false } : e));
   const done = new Set<string>();
   let failed: { id: string; uncertain: boolean } | undefined;
   let failure: unknown;
@@ -45,6 +50,7 @@ export async function flushWorkOutbox(deps: EngineDeps, workKey: string): Promis
     } catch (error) {
       if (isDidaError(error) && error.code === 'auth') throw error;
       failed = { id: entry.id, uncertain: !isRefusal(error) };
+      fresh.delete(entry.id);
       failure = error;
       break;
     }
@@ -52,8 +58,10 @@ export async function flushWorkOutbox(deps: EngineDeps, workKey: string): Promis
   const after = await deps.state.update((state) => {
     state.outbox = state.outbox.flatMap((e) => {
       if (done.has(e.id)) return [];
+      // Not tried in this flush: as it was before.
+      if (fresh.has(e.id)) return [{ ...e, uncertain: false }];
       if (e.id !== failed?.id) return [e];
-      const next = { ...e, uncertain: e.uncertain || failed.uncertain, attempts: e.attempts + 1 };
+      const next = { ...e, uncertain: failed.uncertain || waiting.find((w) => w.id === e.id)?.uncertain === true, attempts: e.attempts + 1 };
       if (next.attempts >= MAX_POST_ATTEMPTS) {
         deps.log?.(`a progress comment was dropped after ${next.attempts} failed posts`);
         return [];
