@@ -12,6 +12,8 @@ export interface StatePort {
 /** Handed to a locked function: `compromised` aborts when another process took the lock over (this one was paused). */
 export interface HeldLock {
   compromised: AbortSignal;
+  /** Whether this process still owns the lock (checked synchronously right before an irreversible write). */
+  stillHeld?(): boolean;
 }
 
 export interface LockPort {

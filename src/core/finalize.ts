@@ -3,12 +3,12 @@ import { formatDidaDate } from '../dida/dida-date';
 import { isDidaError } from '../dida/dida-error';
 import type { Task } from '../dida/types';
 import { acceptanceReport, acceptanceTitle } from './acceptance-report';
-import type { EngineDeps } from './engine-context';
+import type { EngineDeps, HeldLock } from './engine-context';
 import { WorkError } from './engine-context';
 import { MAX_COMMENT_LENGTH, sanitizeForDida } from './text-guard';
 import { flushWorkOutbox, queueComment } from './outbox';
 import { createOwnTask } from './own-creates';
-import { LockLostError, writeWork } from './task-writer';
+import { assertHeld, writeWork } from './task-writer';
 import { keyOf, loadWork, saveWork, withWork } from './work-io';
 import { isSettled, visibleSteps, type WorkRecord } from './work-state';
 
@@ -59,7 +59,7 @@ export async function finalizeWork(deps: EngineDeps, key: string): Promise<Final
       if (blocker) return blocker;
     }
     try {
-      return await runStages(deps, work, lock.compromised);
+      return await runStages(deps, work, lock);
     } catch (error) {
       if (error instanceof FinalizeStopped) return stop(deps, work, error.blocker);
       if (error instanceof WorkError) {
@@ -96,7 +96,7 @@ async function stop(deps: EngineDeps, work: WorkRecord, blocker: Extract<Finaliz
   return blocker;
 }
 
-async function runStages(deps: EngineDeps, work: WorkRecord, compromised: AbortSignal): Promise<FinalizeOutcome> {
+async function runStages(deps: EngineDeps, work: WorkRecord, lock: HeldLock): Promise<FinalizeOutcome> {
   const { gateway, locale } = deps;
   const key = keyOf(work);
   if (work.phase === 'open') {
@@ -157,7 +157,7 @@ async function runStages(deps: EngineDeps, work: WorkRecord, compromised: AbortS
     const titleBefore = work.title;
     const written = await writeWork(deps, work, {
       skipIfUnchanged: false,
-      compromised,
+      lock,
       precheck: (w) => {
         const blocker = finalizeBlocker({ ...w, phase: 'open' });
         if (blocker) throw new FinalizeStopped(blocker);
@@ -165,7 +165,7 @@ async function runStages(deps: EngineDeps, work: WorkRecord, compromised: AbortS
     });
     if (written.task?.status === 0) {
       if (written.wrote) verifyTicks(work, written.task);
-      if (compromised.aborted) throw new LockLostError(key);
+      assertHeld(lock, work);
       await gateway.completeTask(work.projectId, work.taskId);
     }
     fin.itemsTicked = true;

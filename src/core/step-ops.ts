@@ -177,7 +177,7 @@ export async function changeSteps(deps: EngineDeps, key: string, changes: readon
     });
     let written: Awaited<ReturnType<typeof writeWork>>;
     try {
-      written = await writeWork(deps, work, { state, compromised: lock.compromised });
+      written = await writeWork(deps, work, { state, lock });
     } catch (error) {
       // Dida refused the write: nothing changed there, so neither does the record. Any other failure may have been
       // applied: the intent stays, so the items it added are still known as the agent's.

@@ -2,7 +2,7 @@
 import { DidaError, isDidaError } from '../dida/dida-error';
 import type { DidaGateway } from '../dida/dida-gateway';
 import { isItemCompleted, type ChecklistItem, type Task, type TaskUpdate } from '../dida/types';
-import type { EngineDeps } from './engine-context';
+import type { EngineDeps, HeldLock } from './engine-context';
 import { WorkError } from './engine-context';
 import { planItems, rememberItemIds, type ItemPlan } from './item-codec';
 import { readTask, reconcileWithTask } from './work-io';
@@ -26,8 +26,8 @@ export interface WriteOptions {
   skipIfUnchanged?: boolean;
   /** The state the Work came from (for new step ids). */
   state?: EngineState;
-  /** Aborted when the Work's lock was lost: nothing is sent after that. */
-  compromised?: AbortSignal;
+  /** The Work's lock: nothing is sent once it was lost (this process was paused and another took it over). */
+  lock?: HeldLock;
 }
 
 export interface WriteResult {
@@ -45,6 +45,11 @@ export class LockLostError extends Error {
   constructor(readonly key: string) {
     super(`The lock of Work ${key} was taken over by another process while this one was paused; the operation is retried.`);
   }
+}
+
+/** Throws LockLostError when the Work's lock is no longer this process's. */
+export function assertHeld(lock: HeldLock | undefined, work: Pick<WorkRecord, 'taskId'>): void {
+  if (lock && (lock.compromised.aborted || lock.stillHeld?.() === false)) throw new LockLostError(work.taskId);
 }
 
 /** Gateways that were seen to ignore an update without `title` (one TickTick report): their updates carry it. */
@@ -142,7 +147,7 @@ export async function writeWork(deps: EngineDeps, work: WorkRecord, options: Wri
     return { wrote: false, merge: undefined };
   }
   for (let attempt = 0; attempt < 2; attempt++) {
-    if (options.compromised?.aborted) throw new LockLostError(work.taskId);
+    assertHeld(options.lock, work);
     const task = await readTask(deps, work);
     const merge = reconcileWithTask(deps, work, task, options.state);
     if (task.status !== 0) return { task, wrote: false, merge };
@@ -157,7 +162,7 @@ export async function writeWork(deps: EngineDeps, work: WorkRecord, options: Wri
         `Dida keeps at most ${MAX_CHECKLIST_ITEMS} checklist items and this Work would have ${count}; nothing was written — remove or merge steps (todo delete) instead of adding more.`,
       );
     }
-    if (options.compromised?.aborted) throw new LockLostError(work.taskId);
+    assertHeld(options.lock, work);
     const answered = await deps.gateway.updateTask(prepared.body);
     if (!applied(prepared.body, answered)) {
       if (!('title' in prepared.body) && attempt === 0) {

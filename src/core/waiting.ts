@@ -38,7 +38,7 @@ export async function waitForHuman(deps: EngineDeps, key: string, reason: string
     await writeWork(deps, work, {
       priority: 0,
       skipIfUnchanged: false,
-      compromised: lock.compromised,
+      lock,
       // The priority the person sees right now is the one to restore (they may have changed it since the last read).
       precheck: (w) => {
         if (w.priority > 0) waiting.previousPriority = w.priority;
@@ -89,7 +89,7 @@ export async function resumeWork(deps: EngineDeps, key: string, options: { expli
     const waiting = work.waiting;
     if (!waiting) throw new WorkError('not_waiting', `The Work ${key} is not waiting for a person; nothing to resume.`);
     if (options.explicit) {
-      await writeWork(deps, work, { priority: waiting.previousPriority, onlyFromZero: true, skipIfUnchanged: false, compromised: lock.compromised });
+      await writeWork(deps, work, { priority: waiting.previousPriority, onlyFromZero: true, skipIfUnchanged: false, lock });
     } else if (work.priority === 0) {
       return work;
     }

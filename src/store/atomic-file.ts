@@ -8,6 +8,8 @@ export interface AtomicWriteOptions {
   mode?: number;
   /** Mode of the directory when this call creates it (default 0o700). */
   dirMode?: number;
+  /** Runs synchronously right before the rename; throwing leaves the file unchanged. */
+  beforeRename?: () => void;
 }
 
 /**
@@ -30,6 +32,8 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array, o
     } finally {
       await handle.close();
     }
+    // A writer that lost its lock while it was paused must not replace what the new holder wrote.
+    options.beforeRename?.();
     await fs.rename(temp, file);
   } catch (err) {
     await fs.rm(temp, { force: true });

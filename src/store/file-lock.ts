@@ -1,6 +1,7 @@
 // Owns cross-process locks: an in-process queue per key in front of a proper-lockfile lock directory.
 import { sleep } from '../common/abortable-sleep';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -16,6 +17,11 @@ export interface LockOptions {
 /** Handed to the locked function; `compromised` aborts if the lock was lost (another process took it over). */
 export interface LockContext {
   compromised: AbortSignal;
+  /**
+   * Synchronously checks that this holder still owns the lock (a holder paused past the stale time loses it to another
+   * process, which may only be noticed later by `compromised`). Call it right before an irreversible write.
+   */
+  stillHeld(): boolean;
 }
 
 export const DEFAULT_LOCK_STALE_MS = 10_000;
@@ -73,8 +79,20 @@ export async function withLock<T>(
   try {
     const compromised = new AbortController();
     const releaseFile = await acquireFileLock(lockPath, staleMs, deadline, options.signal, compromised, () => new LockTimeoutError(key, lockPath, timeoutMs));
+    // Each holder signs the lock in a file beside it; a holder that was paused and taken over no longer finds its token.
+    const holderFile = `${lockPath}.holder`;
+    const token = `${process.pid}-${randomBytes(8).toString('hex')}`;
+    writeFileSync(holderFile, token, { mode: 0o600 });
+    const stillHeld = (): boolean => {
+      if (compromised.signal.aborted) return false;
+      try {
+        return readFileSync(holderFile, 'utf8') === token;
+      } catch {
+        return false;
+      }
+    };
     try {
-      return await fn({ compromised: compromised.signal });
+      return await fn({ compromised: compromised.signal, stillHeld });
     } finally {
       await releaseFile();
     }

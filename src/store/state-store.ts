@@ -3,7 +3,7 @@ import { access, rename } from 'node:fs/promises';
 import type * as z from 'zod/mini';
 import { describeIssues } from '../common/schema-issues';
 import { readFileIfExists, removeOrphanedTempFiles, writeFileAtomic } from './atomic-file';
-import { withLock, type LockOptions } from './file-lock';
+import { withLock, type LockContext, type LockOptions } from './file-lock';
 import { displayPath } from './paths';
 
 export interface StateStoreOptions<T extends object> {
@@ -59,6 +59,14 @@ export class StateError extends Error {
   }
 }
 
+/** The state lock was lost (this process was paused past its stale time); the update is redone. */
+class StateLockLostError extends Error {
+  constructor(file: string) {
+    super(`The lock of ${displayPath(file)} was taken over while this process was paused; the update is redone.`);
+    this.name = 'StateLockLostError';
+  }
+}
+
 type Parsed<T> = { kind: 'missing' } | { kind: 'ok'; value: T } | { kind: 'corrupt'; problem: string; raw: string };
 
 /**
@@ -96,7 +104,18 @@ export class StateStore<T extends object> {
    * Throws `StateError` (too new, or `fn` produced data the schema rejects) or `LockTimeoutError`.
    */
   async update(fn: (current: T) => T | Promise<T>): Promise<T> {
-    return this.withStateLock(async () => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.updateOnce(fn);
+      } catch (error) {
+        // The lock was taken over while this process was paused: nothing was written; read again and redo.
+        if (!(error instanceof StateLockLostError) || attempt >= 3) throw error;
+      }
+    }
+  }
+
+  private async updateOnce(fn: (current: T) => T | Promise<T>): Promise<T> {
+    return this.withStateLock(async (lock) => {
       const { value } = await this.readLocked();
       const before = this.serialize(value);
       const next = await fn(value);
@@ -114,13 +133,19 @@ export class StateStore<T extends object> {
           this.orphansChecked = true;
           await removeOrphanedTempFiles(this.options.file);
         }
-        await writeFileAtomic(this.options.file, after, { mode: 0o600, dirMode: 0o700 });
+        await writeFileAtomic(this.options.file, after, {
+          mode: 0o600,
+          dirMode: 0o700,
+          beforeRename: () => {
+            if (!lock.stillHeld()) throw new StateLockLostError(this.options.file);
+          },
+        });
       }
       return checked.data;
     });
   }
 
-  private withStateLock<R>(fn: () => Promise<R>): Promise<R> {
+  private withStateLock<R>(fn: (lock: LockContext) => Promise<R>): Promise<R> {
     return withLock(this.options.lockDir, this.options.lockKey ?? 'state', fn, this.options.lockOptions);
   }
 

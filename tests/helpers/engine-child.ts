@@ -1,5 +1,5 @@
 // Child process for the engine concurrency tests: its own WorkEngine over HTTP, sharing the parent's state file and locks.
-// Env: DIDA_BASE_URL, DIDA_TOKEN, ENGINE_DIR. Argv: `complete <workKey> <stepId,...>` or `settle <workKey>`.
+// Env: DIDA_BASE_URL, DIDA_TOKEN, ENGINE_DIR, ENGINE_LOCK_STALE_MS (optional). Argv: `complete <workKey> <stepId,...>` or `settle <workKey>`.
 import path from 'node:path';
 import type { EngineDeps } from '../../src/core/engine-context';
 import { getLocale } from '../../src/core/locale';
@@ -9,7 +9,8 @@ import { openEngineStore } from '../../src/wiring/runtime';
 
 const dir = process.env.ENGINE_DIR as string;
 const gateway = createHttpGateway({ token: process.env.DIDA_TOKEN as string, baseUrl: process.env.DIDA_BASE_URL as string, timeoutMs: 10_000, retry: { retries: 0 } });
-const { state, locks } = openEngineStore({ stateFile: path.join(dir, 'state.json'), lockDir: path.join(dir, 'locks'), lockOptions: { timeoutMs: 60_000 } });
+const staleMs = Number(process.env.ENGINE_LOCK_STALE_MS) || undefined;
+const { state, locks } = openEngineStore({ stateFile: path.join(dir, 'state.json'), lockDir: path.join(dir, 'locks'), lockOptions: { timeoutMs: 60_000, ...(staleMs ? { staleMs } : {}) } });
 const deps: EngineDeps = { gateway, state, locks, now: Date.now, locale: getLocale('zh'), timeZone: 'Asia/Shanghai', hostLabel: `child-${process.pid}` };
 const engine = new WorkEngine(deps);
 const session = `child-${process.pid}`;
