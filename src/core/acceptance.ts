@@ -7,7 +7,9 @@ import { agentWorkFromTask } from './work-reconcile';
 import type { EngineDeps } from './engine-context';
 import { createOwnTask } from './own-creates';
 import { MAX_COMMENT_LENGTH, MAX_ITEM_TITLE_LENGTH, sanitizeForDida, stripInvisible, truncateGraphemes } from './text-guard';
-import { completeOwnTask, keyOf, loadWork, saveWork, stepIdFactory, withWork } from './work-io';
+import { writeWork } from './task-writer';
+import { completeOwnTask, keyOf, loadWork, saveWork, stepIdFactory, withWork, workIn } from './work-io';
+import { visibleSteps } from './work-state';
 import type { WorkRecord } from './work-state';
 
 export type AcceptanceOutcome =
@@ -134,4 +136,44 @@ async function rework(deps: EngineDeps, work: WorkRecord, feedback: Comment[], c
   work.outcome = 'rework';
   await saveWork(deps, work);
   return { status: 'rework', reworkKey, feedback: feedback.length };
+}
+
+/**
+ * Owner comments written on a review todo after its rework Work was filed (while it is still open) are the person's
+ * feedback too: each becomes a human step of the rework Work and its whole text is appended to the rework's
+ * description. Marked handled before the write, so each comment is added once. Returns how many were added.
+ */
+export async function lateFeedback(deps: EngineDeps, key: string): Promise<number> {
+  return withWork(deps, key, async () => {
+    const review = await loadWork(deps, key);
+    const acceptance = review.acceptance;
+    const reworkKey = acceptance?.reworkTaskId;
+    if (!acceptance || !reworkKey) return 0;
+    const feedback = ownerFeedback(deps, review, await commentsIfAny(deps, review.projectId, acceptance.taskId)).filter((c) => c.title !== ackText(deps, review));
+    if (feedback.length === 0) return 0;
+    return withWork(deps, reworkKey, async (lock) => {
+      const state = await deps.state.read();
+      const rework = workIn(state, reworkKey);
+      if (rework.phase !== 'open') return 0;
+      const newId = stepIdFactory(deps, state);
+      const now = deps.now();
+      const taken = new Set(visibleSteps(rework).map((s) => s.title));
+      for (const comment of feedback) {
+        let title = feedbackItemTitle(comment.title);
+        for (let n = 2; taken.has(title); n++) title = `${feedbackItemTitle(comment.title)} (${n})`;
+        taken.add(title);
+        rework.steps.push({ id: newId(), title, status: 'pending', origin: 'human', updatedAt: now });
+        rework.nextStepNumber += 1;
+      }
+      const text = feedback.map((c) => stripInvisible(c.title).trim()).join('\n\n');
+      rework.pendingDesc = rework.pendingDesc ? `${rework.pendingDesc}\n\n${text}` : text;
+      delete rework.reopened;
+      await saveWork(deps, rework);
+      acceptance.handledCommentIds.push(...feedback.map((c) => c.id));
+      await saveWork(deps, review);
+      await writeWork(deps, rework, { state, lock });
+      await saveWork(deps, rework);
+      return feedback.length;
+    });
+  });
 }

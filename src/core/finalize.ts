@@ -27,6 +27,9 @@ export function finalizeBlocker(work: WorkRecord): Extract<FinalizeOutcome, { st
   if (work.waiting) return { status: 'not_ready', code: 'waiting_for_human', message: `The Work "${work.title}" is waiting for a person.` };
   if (work.priority <= 0) return { status: 'not_ready', code: 'draft', message: `The Work "${work.title}" is a draft (priority none in Dida).` };
   if (work.keepOpen) return { status: 'not_ready', code: 'keep_open', message: `The Work "${work.title}" is kept open at the person's request.` };
+  if (work.reopened) {
+    return { status: 'not_ready', code: 'keep_open', message: `The person re-opened Work ${keyOf(work)} in Dida; it is sent for review again once its steps change in this round.` };
+  }
   if (!isSettled(work)) {
     const open = visibleSteps(work).filter((s) => s.status !== 'completed' && s.status !== 'skipped').length;
     return { status: 'not_ready', code: 'not_settled', message: `The Work "${work.title}" still has ${open} unsettled step(s).` };

@@ -168,6 +168,7 @@ export async function changeSteps(deps: EngineDeps, key: string, changes: readon
     const before = structuredClone(work);
     if (work.phase === 'finalizing') work.phase = 'open';
     const transitions = applyStepChanges(work, changes, deps.now(), stepIdFactory(deps, state));
+    if (changes.length > 0) delete work.reopened;
     const comment = progressComment(deps, transitions);
     const queued = new Set<string>();
     await saveWork(deps, work, (s) => {

@@ -2,7 +2,7 @@
 // noticing Works completed or deleted in Dida, reviews (accept / rework), resumes and finalization retries.
 import { isDidaError } from '../dida/dida-error';
 import type { Task } from '../dida/types';
-import { processAcceptance } from './acceptance';
+import { lateFeedback, processAcceptance } from './acceptance';
 import { isBundleTaskTitle } from './acceptance-report';
 import type { EngineDeps } from './engine-context';
 import { WorkError } from './engine-context';
@@ -169,6 +169,9 @@ export async function syncList(deps: EngineDeps, projectId: string): Promise<Syn
           await resumeWork(deps, key, { explicit: false });
           report.resumed.push(key);
         }
+      } else if (work.phase === 'closed' && work.outcome === 'rework' && work.acceptance?.reworkTaskId && current.works[work.acceptance.reworkTaskId]?.phase === 'open') {
+        const added = await lateFeedback(deps, key);
+        if (added > 0) report.updated.push(work.acceptance.reworkTaskId);
       } else if (work.phase === 'finalizing' || orphanedSettled(work, touched, deps.now())) {
         const outcome = await finalizeWork(deps, key);
         if (outcome.status === 'finalized') report.finalized.push(key);
@@ -211,6 +214,7 @@ async function reopenWork(deps: EngineDeps, key: string): Promise<boolean> {
     if (review) await completeOwnTask(deps, work.projectId, review);
     work.phase = 'open';
     work.round = (work.round ?? 1) + 1;
+    work.reopened = true;
     delete work.finalize;
     delete work.acceptance;
     delete work.outcome;

@@ -65,6 +65,7 @@ function itemState(step: StepRecord): { title: string; done: boolean } {
  */
 export function hasPendingWrite(work: WorkRecord, priority?: number): boolean {
   if (priority !== undefined && priority !== work.priority) return true;
+  if (work.pendingDesc) return true;
   if (work.mode !== 'checklist') return false;
   for (const step of work.steps) {
     if (step.status === 'deleted') {
@@ -104,8 +105,13 @@ export function minimalUpdate(task: Task, work: WorkRecord, options: { priority?
       }
     }
   }
+  const pending = (work.pendingDesc ?? '').trim();
+  if (pending !== '' && !(task.desc ?? '').includes(pending)) {
+    const desc = typeof body.desc === 'string' ? body.desc : (task.desc ?? '');
+    body.desc = desc.trim() === '' ? pending : `${desc.replace(/\s+$/, '')}\n\n${pending}`;
+  }
   if (options.priority !== undefined && task.priority !== options.priority) body.priority = options.priority;
-  if (body.items === undefined && body.priority === undefined) return undefined;
+  if (body.items === undefined && body.priority === undefined && body.desc === undefined) return undefined;
   if (options.withTitle) body.title = task.title;
   return { body, plan };
 }
@@ -181,6 +187,7 @@ export async function writeWork(deps: EngineDeps, work: WorkRecord, options: Wri
       }
       for (const step of work.steps) if (step.status === 'deleted' && step.origin === 'agent') delete step.itemId;
     }
+    if (work.pendingDesc && (answered.desc ?? '').includes(work.pendingDesc.trim())) delete work.pendingDesc;
     const after = reconcileWithTask(deps, work, answered, options.state);
     return { task: answered, wrote: true, merge: combine(merge, after) };
   }

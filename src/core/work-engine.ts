@@ -54,7 +54,8 @@ export class WorkEngine {
         order,
         task,
         status: 'open',
-        hasPlan: steps.length > 0,
+        // A Work the person re-opened needs a look even when every step is settled.
+        hasPlan: steps.length > 0 && !work.reopened,
         unsettledSteps: steps.filter((s) => !SETTLED.has(s.status)).length,
         waitingForHuman: !!work.waiting,
         claimedByOtherHost: heldElsewhere(this.deps, work, sessionId),

@@ -98,6 +98,10 @@ export const WorkRecordSchema = z.object({
   round: z.optional(z.number()),
   /** Rebuilt from Dida after the state file was lost (a review whose Work record was gone). */
   rebuilt: z.optional(z.boolean()),
+  /** The person re-opened the Work in Dida: it is not sent for review again until its steps change in this round. */
+  reopened: z.optional(z.boolean()),
+  /** The person's text still to be appended to the task's description (late review feedback), written with the items. */
+  pendingDesc: z.optional(z.string()),
 });
 export type WorkRecord = z.infer<typeof WorkRecordSchema>;
 

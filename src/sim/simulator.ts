@@ -104,6 +104,8 @@ export interface Simulator {
   closeProject(projectId: string): void;
   /** A person editing in the Dida app: shallow merge, new etag and modifiedTime. */
   editTask(taskId: string, patch: Record<string, unknown>): Task;
+  /** A person deleting a task in the Dida app (as `DELETE …/task/{tid}` does). */
+  removeTask(taskId: string): void;
   /** The whole state (as saved to the data file). */
   state(): SimStateData;
   injectFault(fault: SimFault): void;
@@ -319,6 +321,12 @@ class SimulatorImpl implements Simulator {
 
   editTask(taskId: string, patch: Record<string, unknown>): Task {
     return this.model.editTask(taskId, patch);
+  }
+
+  removeTask(taskId: string): void {
+    const task = this.model.peekTask(taskId);
+    if (!task) throw new Error(`task ${taskId} not found`);
+    this.model.deleteTask(task.projectId, taskId);
   }
 
   state(): SimStateData {

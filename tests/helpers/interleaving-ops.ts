@@ -1,0 +1,242 @@
+// The engine operations the person-edit interleaving matrix runs, each from a fresh list to just before it.
+import type { EngineHarness } from './engine-harness';
+import { A, EDITS, humanWork, ignoreExpected, P1, P2, Q, S, type EditKind, type MatrixOp, type World } from './interleaving-world';
+
+const NEW_TITLE = '新需求';
+const NOT_ITEMS: readonly EditKind[] = ['rename', 'body', 'desc', 'complete', 'delete', 'comment'];
+
+async function syncTwice(h: EngineHarness, world: World): Promise<void> {
+  await ignoreExpected(h.engine.sync(world.listId));
+  await ignoreExpected(h.engine.sync(world.listId));
+}
+
+async function settledWork(h: EngineHarness): Promise<World> {
+  const world = await humanWork(h);
+  await h.engine.changeSteps(S, [
+    { op: 'update', step: A, status: 'completed', resolution: '代码写好了' },
+    { op: 'update', step: P1, status: 'skipped', resolution: '这次不需要' },
+    { op: 'update', step: P2, status: 'completed', resolution: '做完了' },
+  ]);
+  return world;
+}
+
+async function startedWork(h: EngineHarness): Promise<World> {
+  const world = await humanWork(h);
+  await h.engine.changeSteps(S, [{ op: 'update', step: A, status: 'in_progress' }]);
+  return world;
+}
+
+export const MATRIX_OPS: MatrixOp[] = [
+  {
+    name: 'complete a step in progress',
+    setup: startedWork,
+    run: (h) => ignoreExpected(h.engine.changeSteps(S, [{ op: 'update', step: A, status: 'completed', resolution: '代码写好了' }])),
+    converge: syncTwice,
+  },
+  {
+    name: 'complete a person’s step and add one in one call',
+    setup: humanWork,
+    run: (h) =>
+      ignoreExpected(
+        h.engine.changeSteps(S, [
+          { op: 'update', step: P2, status: 'completed', resolution: '人写的这项做完了' },
+          { op: 'add', title: '补文档', status: 'in_progress' },
+        ]),
+      ),
+    converge: syncTwice,
+  },
+  {
+    name: 'rename a step',
+    setup: humanWork,
+    run: (h) => ignoreExpected(h.engine.changeSteps(S, [{ op: 'update', step: A, title: '写核心代码' }])),
+    converge: syncTwice,
+  },
+  {
+    name: 'clear unfinished steps',
+    setup: startedWork,
+    run: (h) => ignoreExpected(h.engine.changeSteps(S, [{ op: 'clear' }])),
+    converge: syncTwice,
+  },
+  {
+    name: 'sync resumes a Work whose priority the person restored',
+    setup: async (h) => {
+      const world = await humanWork(h);
+      await h.engine.waitForHuman(S, '需要你确认发布时间');
+      h.sim.editTask(world.taskId, { priority: 5 });
+      return world;
+    },
+    run: (h, world) => ignoreExpected(h.engine.sync(world.listId)),
+    converge: syncTwice,
+  },
+  {
+    name: 'settle again after a failed stage',
+    setup: async (h) => {
+      const world = await settledWork(h);
+      h.sim.injectFault({ route: 'POST /project/{pid}/task/{tid}/comment', kind: 'status', status: 503 });
+      await h.engine.settle(S);
+      h.sim.clearFaults();
+      return world;
+    },
+    run: (h) => ignoreExpected(h.engine.settle(S)),
+    converge: async (h, world) => {
+      await syncTwice(h, world);
+      await ignoreExpected(h.engine.settle(S));
+      await syncTwice(h, world);
+    },
+  },
+  {
+    name: 'skip a person’s step',
+    setup: humanWork,
+    run: (h) => ignoreExpected(h.engine.changeSteps(S, [{ op: 'update', step: P2, status: 'skipped', resolution: '这次不做' }])),
+    converge: syncTwice,
+  },
+  {
+    name: 'switch to a Work (claim it)',
+    setup: async (h) => {
+      const list = h.sim.seedProject({ name: `矩阵-${Math.random().toString(36).slice(2, 8)}` });
+      const task = h.sim.seedTask({ projectId: list.id, title: '整理发布说明', desc: '请按模块分组', priority: 3, items: [{ title: P1 }, { title: P2 }, { title: Q, status: 1 }] });
+      await h.engine.sync(list.id);
+      return { listId: list.id, taskId: task.id, workTaskId: task.id };
+    },
+    run: (h, world) => ignoreExpected(h.engine.switchTo(S, world.listId, world.taskId)),
+    converge: syncTwice,
+  },
+  {
+    name: 'complete the last open step',
+    setup: async (h) => {
+      const world = await humanWork(h);
+      await h.engine.changeSteps(S, [
+        { op: 'update', step: P1, status: 'skipped', resolution: '这次不需要' },
+        { op: 'update', step: P2, status: 'completed', resolution: '做完了' },
+      ]);
+      return world;
+    },
+    run: (h) => ignoreExpected(h.engine.changeSteps(S, [{ op: 'update', step: A, status: 'completed', resolution: '代码写好了' }])),
+    converge: async (h, world) => {
+      await ignoreExpected(h.engine.settle(S));
+      await syncTwice(h, world);
+    },
+  },
+  {
+    name: 'accept (the review todo was completed)',
+    setup: async (h) => {
+      const world = await settledWork(h);
+      await h.engine.settle(S);
+      const review = h.sim.listTasks(world.listId).find((t) => t.title.startsWith('🧑‍🔬'));
+      if (!review) throw new Error('no review todo was filed');
+      h.sim.editTask(review.id, { status: 2 });
+      return world;
+    },
+    edits: ['rename', 'body', 'desc', 'reopen', 'delete', 'comment'],
+    run: (h, world) => ignoreExpected(h.engine.sync(world.listId)),
+    converge: syncTwice,
+  },
+  {
+    name: 'complete a step',
+    setup: humanWork,
+    run: (h) => ignoreExpected(h.engine.changeSteps(S, [{ op: 'update', step: A, status: 'completed', resolution: '代码写好了' }])),
+    converge: syncTwice,
+  },
+  {
+    name: 'start a step',
+    setup: humanWork,
+    run: (h) => ignoreExpected(h.engine.changeSteps(S, [{ op: 'update', step: A, status: 'in_progress' }])),
+    converge: syncTwice,
+  },
+  {
+    name: 'skip a step',
+    setup: humanWork,
+    run: (h) => ignoreExpected(h.engine.changeSteps(S, [{ op: 'update', step: A, status: 'skipped', resolution: '不需要了' }])),
+    converge: syncTwice,
+  },
+  {
+    name: 'add a step',
+    setup: humanWork,
+    run: (h) => ignoreExpected(h.engine.changeSteps(S, [{ op: 'add', title: '补测试' }])),
+    converge: syncTwice,
+  },
+  {
+    name: 'delete a step',
+    setup: humanWork,
+    run: (h) => ignoreExpected(h.engine.changeSteps(S, [{ op: 'delete', step: A }])),
+    converge: syncTwice,
+  },
+  {
+    name: 'wait for the person',
+    setup: humanWork,
+    run: (h) => ignoreExpected(h.engine.waitForHuman(S, '需要你确认发布时间')),
+    converge: syncTwice,
+  },
+  {
+    name: 'resume',
+    setup: async (h) => {
+      const world = await humanWork(h);
+      await h.engine.waitForHuman(S, '需要你确认发布时间');
+      return world;
+    },
+    run: (h) => ignoreExpected(h.engine.resume(S)),
+    converge: syncTwice,
+  },
+  {
+    name: 'settle (finalization)',
+    setup: settledWork,
+    run: (h) => ignoreExpected(h.engine.settle(S)),
+    converge: async (h, world) => {
+      await syncTwice(h, world);
+      await ignoreExpected(h.engine.settle(S));
+      await syncTwice(h, world);
+    },
+  },
+  {
+    name: 'sync',
+    setup: humanWork,
+    run: (h, world) => ignoreExpected(h.engine.sync(world.listId)),
+    converge: syncTwice,
+  },
+  {
+    name: 'claim',
+    setup: async (h) => {
+      const list = h.sim.seedProject({ name: `矩阵-${Math.random().toString(36).slice(2, 8)}` });
+      const task = h.sim.seedTask({ projectId: list.id, title: '整理发布说明', desc: '请按模块分组', priority: 3, items: [{ title: P1 }, { title: P2 }, { title: Q, status: 1 }] });
+      await h.engine.sync(list.id);
+      return { listId: list.id, taskId: task.id, workTaskId: task.id };
+    },
+    run: (h, world) => ignoreExpected(h.engine.claimNext(S, world.listId)),
+    converge: syncTwice,
+  },
+  {
+    name: 'create a Work',
+    setup: async (h) => {
+      const list = h.sim.seedProject({ name: `矩阵-${Math.random().toString(36).slice(2, 8)}` });
+      await h.engine.sync(list.id);
+      return { listId: list.id, taskId: '', workTaskId: '' };
+    },
+    targetLater: true,
+    edits: [...NOT_ITEMS, 'addItem'],
+    run: (h, world) => ignoreExpected(h.engine.createWork(S, world.listId, { title: NEW_TITLE, steps: ['第一步', '第二步'] })),
+    converge: syncTwice,
+  },
+  {
+    name: 'rework from a review comment',
+    setup: async (h) => {
+      const world = await settledWork(h);
+      await h.engine.settle(S);
+      const review = h.sim.listTasks(world.listId).find((t) => t.title.startsWith('🧑‍🔬'));
+      if (!review) throw new Error('no review todo was filed');
+      h.sim.addComment(world.listId, review.id, '第二节补充数据库迁移说明');
+      return { ...world, taskId: review.id };
+    },
+    edits: ['rename', 'complete', 'delete', 'comment'],
+    run: (h, world) => ignoreExpected(h.engine.sync(world.listId)),
+    converge: syncTwice,
+  },
+];
+
+/** The task an operation that creates it made (found once it exists). */
+export function createdTask(h: EngineHarness, world: World): string | undefined {
+  return h.sim.listTasks(world.listId, { includeCompleted: true }).find((t) => t.title === NEW_TITLE)?.id;
+}
+
+export function editsOf(op: MatrixOp): readonly EditKind[] {
+  return op.edits ?? EDITS;
+}
