@@ -34,7 +34,7 @@ export async function processAcceptance(deps: EngineDeps, key: string, acceptanc
     const comments = acceptanceOpen ? await deps.gateway.listComments(work.projectId, acceptance.taskId) : await commentsIfAny(deps, work.projectId, acceptance.taskId);
     const feedback = ownerFeedback(deps, work, comments);
     if (feedback.length === 0 && !acceptance.reworkTaskId) {
-      if (acceptanceOpen) return { status: 'pending' };
+      if (acceptanceOpen || (await stillOpen(deps, work.projectId, acceptance.taskId))) return { status: 'pending' };
       acceptance.closed = true;
       work.phase = 'closed';
       work.outcome = 'accepted';
@@ -43,6 +43,16 @@ export async function processAcceptance(deps: EngineDeps, key: string, acceptanc
     }
     return rework(deps, work, feedback, comments);
   });
+}
+
+/** Whether a review todo missing from the list's read is in fact still open (a read that missed it is not an accept). */
+async function stillOpen(deps: EngineDeps, projectId: string, taskId: string): Promise<boolean> {
+  try {
+    return (await deps.gateway.getTask(projectId, taskId)).status === 0;
+  } catch (error) {
+    if (isDidaError(error) && error.code === 'not_found') return false;
+    throw error;
+  }
 }
 
 /** The comments of a task that may have been deleted (none then). */

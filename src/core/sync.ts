@@ -1,6 +1,6 @@
 // Sync of one bound list: one project-data read, adoption of new human tasks, folding in human edits,
 // noticing Works completed or deleted in Dida, reviews (accept / rework), resumes and finalization retries.
-import { isDidaError } from '../dida/dida-error';
+import { DidaError, isDidaError } from '../dida/dida-error';
 import type { Task } from '../dida/types';
 import { lateFeedback, processAcceptance } from './acceptance';
 import { isBundleTaskTitle } from './acceptance-report';
@@ -12,6 +12,7 @@ import { occurrenceKey } from './schedule';
 import { resumeWork } from './waiting';
 import { flushWorkOutbox } from './outbox';
 import { madeBy, PENDING_CREATE_TTL_MS } from './own-creates';
+import { hasPendingWrite, writeWork } from './task-writer';
 import { completeOwnTask, keyOf, loadWork, saveWork, stepIdFactory, withWork } from './work-io';
 import { adoptTask, agentWorkFromTask, reconcileWork, taskVersion } from './work-reconcile';
 import { workKey, type EngineState, type WorkRecord } from './work-state';
@@ -58,6 +59,8 @@ export async function syncList(deps: EngineDeps, projectId: string): Promise<Syn
     if (!data.project && data.tasks.length === 0) {
       const exists = (await deps.gateway.listProjects()).some((p) => p.id === projectId);
       if (!exists) throw new WorkError('list_missing', 'The bound Dida list no longer exists; bind another list with `dida-todo bind`.');
+      // The list exists but the answer named neither it nor a task: not trusted as "the list is empty".
+      throw new DidaError({ code: 'invalid_response', route: 'GET /project/{pid}/data', message: 'Dida answered the read of the bound list without the list; it will be read again later.' });
     }
     tasks = data.tasks;
   } catch (error) {
@@ -177,6 +180,21 @@ export async function syncList(deps: EngineDeps, projectId: string): Promise<Syn
         if (outcome.status === 'finalized') report.finalized.push(key);
         else if (outcome.status === 'failed') report.errors.push(outcome.message);
       }
+    } catch (error) {
+      report.errors.push(error instanceof Error ? error.message : String(error));
+    }
+  }
+  // Changes whose write had an unknown outcome (or was cut short) are carried out now rather than at the next change.
+  for (const work of Object.values(current.works)) {
+    if (work.projectId !== projectId || work.phase !== 'open' || work.waiting || !openIds.has(work.taskId) || !hasPendingWrite(work)) continue;
+    const key = keyOf(work);
+    try {
+      await withWork(deps, key, async (lock) => {
+        const fresh = await loadWork(deps, key);
+        if (fresh.phase !== 'open' || !hasPendingWrite(fresh)) return;
+        await writeWork(deps, fresh, { lock });
+        await saveWork(deps, fresh);
+      });
     } catch (error) {
       report.errors.push(error instanceof Error ? error.message : String(error));
     }

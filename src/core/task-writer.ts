@@ -178,20 +178,28 @@ export async function writeWork(deps: EngineDeps, work: WorkRecord, options: Wri
       }
       throw new DidaError({ code: 'invalid_response', route: 'POST /task/{tid}', message: 'Dida answered the update of a Work without applying it; it will be written again at the next change.' });
     }
-    if (prepared.plan) {
-      rememberItemIds(work.steps, prepared.plan, answered.items ?? []);
-      for (const step of work.steps) {
-        const index = prepared.plan.stepIndex.get(step.id);
-        const sent = index === undefined ? undefined : (prepared.plan.items[index] as { title: string; status?: number });
-        if (sent && step.itemId) step.seen = { title: sent.title, done: isItemCompleted({ status: sent.status ?? 0 }) };
-      }
-      for (const step of work.steps) if (step.status === 'deleted' && step.origin === 'agent') delete step.itemId;
-    }
-    if (work.pendingDesc && (answered.desc ?? '').includes(work.pendingDesc.trim())) delete work.pendingDesc;
+    recordWrite(work, prepared, answered);
     const after = reconcileWithTask(deps, work, answered, options.state);
     return { task: answered, wrote: true, merge: combine(merge, after) };
   }
   throw new DidaError({ code: 'invalid_response', route: 'POST /task/{tid}', message: 'Dida did not apply the update of a Work.' });
+}
+
+/**
+ * After an applied write: the steps take the item ids Dida answered (re-matched) and their last-seen state becomes what
+ * was sent, so the answer can then be merged like a read (anything else in it is the person's edit).
+ */
+export function recordWrite(work: WorkRecord, prepared: { body: TaskUpdate; plan: ItemPlan | undefined }, answered: Task): void {
+  if (prepared.plan) {
+    rememberItemIds(work.steps, prepared.plan, answered.items ?? []);
+    for (const step of work.steps) {
+      const index = prepared.plan.stepIndex.get(step.id);
+      const sent = index === undefined ? undefined : (prepared.plan.items[index] as { title: string; status?: number });
+      if (sent && step.itemId) step.seen = { title: sent.title, done: isItemCompleted({ status: sent.status ?? 0 }) };
+    }
+    for (const step of work.steps) if (step.status === 'deleted' && step.origin === 'agent') delete step.itemId;
+  }
+  if (work.pendingDesc && (answered.desc ?? '').includes(work.pendingDesc.trim())) delete work.pendingDesc;
 }
 
 function combine(a: ReconcileResult, b: ReconcileResult): ReconcileResult {
