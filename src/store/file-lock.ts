@@ -1,7 +1,7 @@
 // Owns cross-process locks: an in-process queue per key in front of a proper-lockfile lock directory.
 import { sleep } from '../common/abortable-sleep';
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -94,6 +94,7 @@ export async function withLock<T>(
     try {
       return await fn({ compromised: compromised.signal, stillHeld });
     } finally {
+      if (stillHeld()) rmSync(holderFile, { force: true });
       await releaseFile();
     }
   } finally {
