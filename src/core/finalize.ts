@@ -23,16 +23,17 @@ export type FinalizeOutcome =
 
 /** Why a Work may not be finalized now, or undefined when it may. */
 export function finalizeBlocker(work: WorkRecord): Extract<FinalizeOutcome, { status: 'not_ready' }> | undefined {
-  if (work.phase === 'closed') return { status: 'not_ready', code: 'work_closed', message: `The Work "${work.title}" is closed.` };
-  if (work.waiting) return { status: 'not_ready', code: 'waiting_for_human', message: `The Work "${work.title}" is waiting for a person.` };
-  if (work.priority <= 0) return { status: 'not_ready', code: 'draft', message: `The Work "${work.title}" is a draft (priority none in Dida).` };
-  if (work.keepOpen) return { status: 'not_ready', code: 'keep_open', message: `The Work "${work.title}" is kept open at the person's request.` };
+  const key = keyOf(work);
+  if (work.phase === 'closed') return { status: 'not_ready', code: 'work_closed', message: `Work ${key} is closed.` };
+  if (work.waiting) return { status: 'not_ready', code: 'waiting_for_human', message: `Work ${key} is waiting for a person.` };
+  if (work.priority <= 0) return { status: 'not_ready', code: 'draft', message: `Work ${key} is a draft (priority none in Dida).` };
+  if (work.keepOpen) return { status: 'not_ready', code: 'keep_open', message: `Work ${key} is kept open at the person's request.` };
   if (work.reopened) {
     return { status: 'not_ready', code: 'keep_open', message: `The person re-opened Work ${keyOf(work)} in Dida; it is sent for review again once its steps change in this round.` };
   }
   if (!isSettled(work)) {
     const open = visibleSteps(work).filter((s) => s.status !== 'completed' && s.status !== 'skipped').length;
-    return { status: 'not_ready', code: 'not_settled', message: `The Work "${work.title}" still has ${open} unsettled step(s).` };
+    return { status: 'not_ready', code: 'not_settled', message: `Work ${key} still has ${open} unsettled step(s).` };
   }
   return undefined;
 }

@@ -141,6 +141,8 @@ export interface QueuePayloadStrings {
 }
 
 export interface QueuePayloadOptions {
+  /** Works listed at most (default 20); more are counted. */
+  maxEntries?: number;
   strings: QueuePayloadStrings;
   now: Date;
   /** Longest body shown per Work (UTF-16 units, ellipsis included); default 500. */
@@ -176,7 +178,8 @@ export function renderQueuePayload(ranked: readonly RankedWork[], opts: QueuePay
   const head = stamp ? `${strings.heading} (${strings.asOf ?? 'as of'} ${stamp})` : strings.heading;
   if (ranked.length === 0) return `${head}\n${strings.empty}`;
   const lines = [head, UNTRUSTED_PREAMBLE];
-  for (const entry of ranked) {
+  const shown = ranked.slice(0, opts.maxEntries ?? DEFAULT_QUEUE_ENTRIES);
+  for (const entry of shown) {
     const { candidate } = entry;
     const id = SAFE_ID.test(candidate.taskId) ? ` · ${strings.idLabel} ${candidate.taskId}` : '';
     lines.push('', `${entry.position}. [${strings.levels[entry.level]}]${id}`);
@@ -184,5 +187,9 @@ export function renderQueuePayload(ranked: readonly RankedWork[], opts: QueuePay
     const body = bodyOf(candidate.task);
     if (body) lines.push(fenceUntrusted(strings.bodyLabel ?? 'body', truncateGraphemes(body, maxBody)));
   }
+  if (ranked.length > shown.length) lines.push('', `… (${ranked.length - shown.length} more Works; take the top one with todo_work next)`);
   return lines.join('\n');
 }
+
+/** Works listed in one queue payload at most. */
+export const DEFAULT_QUEUE_ENTRIES = 20;

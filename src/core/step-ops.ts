@@ -1,7 +1,7 @@
 // Step changes of one Work (add, status/resolution, rename, delete, clear), coalesced into one Dida write.
 import type { EngineDeps } from './engine-context';
 import { WorkError } from './engine-context';
-import { MAX_COMMENT_LENGTH, MAX_ITEM_TITLE_LENGTH, sanitizeForDida } from './text-guard';
+import { MAX_COMMENT_LENGTH, MAX_ITEM_TITLE_LENGTH, sanitizeForDida, truncateGraphemes } from './text-guard';
 import { dropComments, flushWorkOutbox, queueComment } from './outbox';
 import { isRefusal, writeWork } from './task-writer';
 import { keyOf, restoreWork, saveWork, stepIdFactory, withWork, workIn } from './work-io';
@@ -36,9 +36,9 @@ export function findStep(work: WorkRecord, ref: string): StepRecord {
   if (matches.length === 0) matches = steps.filter((s) => s.title.toLowerCase() === wanted.toLowerCase());
   if (matches.length === 1) return matches[0] as StepRecord;
   if (matches.length > 1) {
-    throw new WorkError('step_ambiguous', `Several steps are titled "${wanted}" (${matches.map((s) => s.id).join(', ')}); pass the step id instead.`);
+    throw new WorkError('step_ambiguous', `Several steps have that title (${matches.map((s) => s.id).join(', ')}); pass the step id instead.`);
   }
-  throw new WorkError('step_not_found', `The Work "${work.title}" has no step "${wanted}"; call todo list to see its step ids.`);
+  throw new WorkError('step_not_found', `Work ${keyOf(work)} has no step ${JSON.stringify(truncateGraphemes(wanted, 80))}; call todo list to see its step ids.`);
 }
 
 function cleanTitle(title: string, what: string): string {
@@ -65,7 +65,14 @@ export function applyStepChanges(work: WorkRecord, changes: readonly StepChange[
     if (change.op === 'add') {
       const title = cleanTitle(change.title, 'step title');
       if (visibleSteps(draft).some((s) => s.title === title)) {
-        throw new WorkError('duplicate_step', `The Work already has a step titled "${title}"; use a different title or update that step.`);
+        const existing = visibleSteps(draft).find((s) => s.title === title) as StepRecord;
+        const sameCall = draft.steps.indexOf(existing) >= work.steps.length;
+        throw new WorkError(
+          'duplicate_step',
+          sameCall
+            ? `Two of the steps you passed have the same title; give each step a distinct title.`
+            : `Step ${existing.id} already has that title; use a different title or update step ${existing.id}.`,
+        );
       }
       const status = change.status ?? 'pending';
       const step: StepRecord = { id: newId(), title, status, origin: 'agent', updatedAt: now };
@@ -87,7 +94,7 @@ export function applyStepChanges(work: WorkRecord, changes: readonly StepChange[
     const step = findStep(draft, change.step);
     if (change.op === 'delete') {
       if (step.origin === 'human') {
-        throw new WorkError('human_item_readonly', `Step "${step.title}" was written by a person in Dida and cannot be deleted; mark it skipped with a reason instead.`);
+        throw new WorkError('human_item_readonly', `Step ${step.id} was written by the person in Dida and cannot be deleted; mark it skipped with a reason instead.`);
       }
       transitions.push({ step, from: step.status, to: 'deleted' });
       step.status = 'deleted';
@@ -98,10 +105,10 @@ export function applyStepChanges(work: WorkRecord, changes: readonly StepChange[
       const title = cleanTitle(change.title, 'step title');
       if (title !== step.title) {
         if (step.origin === 'human') {
-          throw new WorkError('human_item_readonly', `Step "${step.title}" was written by a person in Dida; only its status can change, not its title.`);
+          throw new WorkError('human_item_readonly', `Step ${step.id} was written by the person in Dida; only its status can change, not its title.`);
         }
         if (visibleSteps(draft).some((s) => s !== step && s.title === title)) {
-          throw new WorkError('duplicate_step', `The Work already has a step titled "${title}"; choose another title.`);
+          throw new WorkError('duplicate_step', `Another step already has that title; choose another title for step ${step.id}.`);
         }
         step.title = title;
         step.updatedAt = now;
@@ -111,13 +118,13 @@ export function applyStepChanges(work: WorkRecord, changes: readonly StepChange[
     const to = change.status;
     if (to !== undefined && to !== step.status) {
       if (SETTLED.has(step.status)) {
-        throw new WorkError('invalid_transition', `Step "${step.title}" is already ${step.status}, which is final; add a new step for further work.`);
+        throw new WorkError('invalid_transition', `Step ${step.id} is already ${step.status}, which is final; add a new step for further work.`);
       }
       if (to === 'completed' && !resolution) {
-        throw new WorkError('missing_resolution', `Completing step "${step.title}" needs a resolution: one sentence on what changed and how it was verified.`);
+        throw new WorkError('missing_resolution', `Completing step ${step.id} needs a resolution: one sentence on what changed and how it was verified.`);
       }
       if (to === 'skipped' && !resolution) {
-        throw new WorkError('missing_resolution', `Skipping step "${step.title}" needs a resolution giving the reason it was not done.`);
+        throw new WorkError('missing_resolution', `Skipping step ${step.id} needs a resolution giving the reason it was not done.`);
       }
       transitions.push({ step, from: step.status, to });
       step.status = to;

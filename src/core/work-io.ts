@@ -115,7 +115,7 @@ export async function readTask(deps: EngineDeps, work: WorkRecord): Promise<Task
       work.phase = 'closed';
       work.outcome = 'deleted';
       await saveWork(deps, work);
-      throw new WorkError('work_deleted_remotely', `The Dida task "${work.title}" was deleted; call todo_work list to pick other work.`);
+      throw new WorkError('work_deleted_remotely', `The Dida task of Work ${keyOf(work)} was deleted in Dida; call todo_work list to pick other work.`);
     }
     throw error;
   }

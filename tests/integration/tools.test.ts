@@ -104,7 +104,9 @@ describe('tools', () => {
     granted = true;
     const next = await call('todo_work', { action: 'next' });
     expect(next.code).toBe('ok');
-    expect(next.message).toContain('高优先级');
+    // The title is the person's text: it reaches the model only inside the fence.
+    expect(next.message).not.toContain('高优先级');
+    expect(next.detail).toMatch(/<<<DIDA_DATA[^\n]*>>>\nTitle: 高优先级/);
     const listed = await call('todo_work', { action: 'list' });
     expect(listed.detail).toContain('<<<END_DIDA_DATA');
   });

@@ -155,7 +155,7 @@ describe('applyStepChanges', () => {
 
   it.each([
     ['an existing title', 'done step'],
-    ['a title equal after sanitizing', 'agent\u200B step'],
+    ['a title equal after sanitizing', 'agent\uFEFF step'],
   ])('refuses to add a step with %s', (_name, title) => {
     rejects(sample(), [{ op: 'add', title }], 'duplicate_step');
   });

@@ -65,15 +65,27 @@ describe('sanitizeForDida removes what is not for people', () => {
     ['DEL and C1 controls', 'a\u007fb\u0085c\u009bd', 'abcd'],
     ['CRLF and CR', 'one\r\ntwo\rthree', 'one\ntwo\nthree'],
     ['line/paragraph separators', 'one\u2028two\u2029three', 'one\ntwo\nthree'],
-    ['zero-width space and joiners outside emoji', 'pa\u200Bss\u200Cwo\u200Drd\uFEFF', 'password'],
-    ['word joiner and invisible operators', 'a\u2060b\u2062c', 'abc'],
-    ['bidi overrides and isolates', 'invoice\u202Egnp.exe\u202C \u2066x\u2069 \u200Ey\u200F', 'invoicegnp.exe x y'],
+    ['joiners outside words', 'a \u200Cword\u200D \u200D!', 'a word !'],
+    ['a BOM inside text', 'pass\uFEFFword', 'password'],
+    ['bidi overrides and isolates', 'invoice\u202Egnp.exe\u202C \u2066x\u2069', 'invoicegnp.exe x'],
     ['Unicode tag characters (ASCII smuggling)', 'ok\u{E0069}\u{E0067}\u{E006E}\u{E006F}\u{E0072}\u{E0065}', 'ok'],
     ['3+ blank lines', 'a\n\n\n\nb\n \n\t\n\nc', 'a\n\nb\n\nc'],
     ['surrounding whitespace', '  \n  hello  \n\n', 'hello'],
     ['trailing spaces on lines', 'a   \nb\t', 'a\nb'],
   ])('%s', (_name, input, expected) => {
     expect(sanitizeForDida(input)).toBe(expected);
+  });
+
+  it.each([
+    ['Persian with ZWNJ', 'می\u200Cخواهم این کار را تمام کنم'],
+    ['Hindi with ZWJ', 'क्\u200Dष और द्\u200Cव'],
+    ['Malayalam chillu', 'ന്\u200D'.slice(0, 2) + 'ന്\u200Dറ'],
+    ['Thai with zero-width spaces', 'สวัสดี\u200Bครับ'],
+    ['Hebrew with RLM and LRM', 'שלום\u200F abc\u200E'],
+    ['word joiner', 'a\u2060b'],
+  ])('keeps what a script needs: %s', (_name, text) => {
+    expect(sanitizeForDida(text)).toBe(text);
+    expect(stripInvisible(text)).toBe(text);
   });
 
   it('keeps emoji ZWJ sequences and subdivision flags intact', () => {

@@ -2,6 +2,8 @@
 import { adviceFor, isDidaError } from '../../dida/dida-error';
 import { findBinding } from '../../store/config-store';
 import { bindList, checkList, unbindList } from '../bindings';
+import { fenceUntrusted, UNTRUSTED_PREAMBLE } from '../text-guard';
+import { MODEL_BUDGET, withinBudget } from './model-budget';
 import { runTool } from './tool-runner';
 import type { ParameterSpec, ToolContext, ToolDefinition, ToolResult } from './tool-types';
 
@@ -25,6 +27,11 @@ export const setupTool: ToolDefinition = {
   execute: (args, ctx) => runTool('dida_todo_setup', SETUP_PARAMETERS, args, () => run(args, ctx)),
 };
 
+/** A list name from Dida, for the model: fenced and capped. */
+function listName(name: string): string {
+  return `${UNTRUSTED_PREAMBLE}\n${fenceUntrusted('list_name', withinBudget(name, MODEL_BUDGET.title))}`;
+}
+
 async function run(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
   switch (args.action) {
     case 'status': {
@@ -34,19 +41,19 @@ async function run(args: Record<string, unknown>, ctx: ToolContext): Promise<Too
       if (!binding) return { code: 'not_bound', message: `Token found (${token.source}). This directory is not bound to a Dida list; bind it with action "bind" when the person names a list.` };
       const health = await checkList(await ctx.gateway(), binding);
       if (!health.ok) return { code: health.code, message: health.message };
-      return { code: 'ok', message: `Bound to the Dida list "${health.project.name}" (token from ${token.source}); Dida is reachable.` };
+      return { code: 'ok', message: `Bound to the Dida list ${health.project.id} (token from ${token.source}); Dida is reachable.`, detail: listName(health.project.name) };
     }
     case 'bind': {
       const name = args.list_name as string | undefined;
       const id = args.list_id as string | undefined;
       if (!name && !id) return { code: 'invalid_argument', message: 'bind needs list_name (or list_id).' };
       const result = await bindList(await ctx.gateway(), ctx.config, ctx.cwd, id ? { id } : { name: name as string });
-      return { code: 'ok', message: `${result.created ? 'Created and bound' : 'Bound'} the Dida list "${result.project.name}" to ${result.binding.cwd}.` };
+      return { code: 'ok', message: `${result.created ? 'Created and bound' : 'Bound'} the Dida list ${result.project.id} to this directory.`, detail: listName(result.project.name) };
     }
     case 'unbind': {
       const removed = await unbindList(ctx.config, ctx.cwd);
       return removed
-        ? { code: 'ok', message: `Unbound ${removed.cwd} from the Dida list "${removed.label ?? removed.projectId}".` }
+        ? { code: 'ok', message: `Unbound this directory from the Dida list ${removed.projectId}.` }
         : { code: 'not_bound', message: 'This exact directory has no binding (a parent directory may still be bound; check with status).' };
     }
     case 'login_check': {

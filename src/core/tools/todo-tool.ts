@@ -1,11 +1,13 @@
 // The `todo` tool: the steps of the session's current Work (create, update, list, get, delete, clear).
-import type { StepChange } from '../step-ops';
+import type { StepChange, StepChangeResult } from '../step-ops';
 import type { SettablePriorityLevel } from '../schedule';
 import { findStep } from '../step-ops';
 import { keyOf } from '../work-io';
 import { boundOrResult, isResult, runTool } from './tool-runner';
 import type { ParameterSpec, ToolContext, ToolDefinition, ToolResult } from './tool-types';
-import { panelItems, renderWork, stepLine } from './work-view';
+import { fenceUntrusted, UNTRUSTED_PREAMBLE } from '../text-guard';
+import { SETTLED, visibleSteps } from '../work-state';
+import { panelItems, personChanges, renderWork, stepLine, transitionsLine } from './work-view';
 
 export const TODO_DESCRIPTION = `Plan and track the steps of the current Dida Work (one open task in the bound Dida list = one complete request from the person). Use this instead of todo_write whenever the directory is bound to Dida: the steps are mirrored as checklist items the person sees on their phone, and progress is commented there.
 Actions:
@@ -68,8 +70,9 @@ async function run(args: Record<string, unknown>, ctx: ToolContext): Promise<Too
 
   if (action === 'create') {
     const steps = (args.steps as StepArg[] | undefined) ?? [];
-    if (!current) {
-      const title = args.work_title as string | undefined;
+    const title = args.work_title as string | undefined;
+    // work_title always starts a new Work for a new request, also when another Work is current.
+    if (title !== undefined || !current) {
       if (!title) {
         return { code: 'no_current_work', message: 'There is no current Work: pass work_title to start one for this request, or call todo_work next/switch to pick a Work from Dida.' };
       }
@@ -78,14 +81,17 @@ async function run(args: Record<string, unknown>, ctx: ToolContext): Promise<Too
         steps: steps.map((s) => s.title),
         level: (args.priority as SettablePriorityLevel | undefined) ?? 'medium',
       });
-      const started = steps.filter((s) => s.status === 'in_progress').map((s) => ({ op: 'update' as const, step: s.title, status: 'in_progress' as const }));
+      const started = steps.flatMap((s, i) => (s.status === 'in_progress' && work.steps[i] ? [{ op: 'update' as const, step: work.steps[i].id, status: 'in_progress' as const }] : []));
       const final = started.length ? (await engine.changeSteps(ctx.sessionId, started, keyOf(work))).work : work;
-      return { code: 'ok', message: `Created the Work "${final.title}" in Dida with ${steps.length} step(s).`, detail: renderWork(final), data: panelItems(final) };
+      const ids = final.steps.map((s) => s.id).join(', ');
+      const replaced = current && keyOf(current) !== keyOf(final) ? ` It is now the current Work (Work ${keyOf(current)} stays open).` : '';
+      return { code: 'ok', message: `Created Work ${keyOf(final)} in Dida${ids ? ` with steps ${ids}` : ''}.${replaced}`, data: panelItems(final) };
     }
     if (steps.length === 0) return { code: 'invalid_argument', message: 'create needs steps: an array of {title, status?}.' };
     const changes: StepChange[] = steps.map((s) => ({ op: 'add', title: s.title, ...(s.status ? { status: s.status } : {}) }));
     const result = await engine.changeSteps(ctx.sessionId, changes);
-    return { code: 'ok', message: `Added ${steps.length} step(s) to "${result.work.title}".`, detail: renderWork(result.work), data: panelItems(result.work) };
+    const added = result.work.steps.slice(-steps.length).map((s) => s.id).join(', ');
+    return changed(`Added ${added} to Work ${keyOf(result.work)}.`, result);
   }
 
   if (!current) {
@@ -94,11 +100,11 @@ async function run(args: Record<string, unknown>, ctx: ToolContext): Promise<Too
 
   switch (action) {
     case 'list':
-      return { code: 'ok', message: `Current Work "${current.title}".`, detail: renderWork(current), data: panelItems(current) };
+      return { code: 'ok', message: `The current Work is ${keyOf(current)}.`, detail: renderWork(current), data: panelItems(current) };
     case 'get': {
       if (!args.step) return { code: 'invalid_argument', message: 'get needs step: a step id or exact title.' };
       const step = findStep(current, args.step as string);
-      return { code: 'ok', message: `Step ${step.id} is ${step.status}.`, detail: stepLine(step) };
+      return { code: 'ok', message: `Step ${step.id} is ${step.status}.`, detail: `${UNTRUSTED_PREAMBLE}\n${fenceUntrusted('step', stepLine(step))}` };
     }
     case 'update': {
       const updates = (args.updates as UpdateArg[] | undefined) ?? [];
@@ -111,18 +117,32 @@ async function run(args: Record<string, unknown>, ctx: ToolContext): Promise<Too
         ...(u.title !== undefined ? { title: u.title } : {}),
       }));
       const result = await engine.changeSteps(ctx.sessionId, changes);
-      return { code: 'ok', message: `Updated ${updates.length} step(s) of "${result.work.title}".`, detail: renderWork(result.work), data: panelItems(result.work) };
+      const moved = transitionsLine(result);
+      return changed(`Updated Work ${keyOf(result.work)}${moved ? `: ${moved}` : ''}.`, result);
     }
     case 'delete': {
       if (!args.step) return { code: 'invalid_argument', message: 'delete needs step: a step id or exact title.' };
       const result = await engine.changeSteps(ctx.sessionId, [{ op: 'delete', step: args.step as string }]);
-      return { code: 'ok', message: `Deleted the step from "${result.work.title}".`, detail: renderWork(result.work), data: panelItems(result.work) };
+      return changed(`Deleted ${transitionsLine(result).replace(/ deleted/g, '') || 'the step'} from Work ${keyOf(result.work)}.`, result);
     }
     case 'clear': {
       const result = await engine.changeSteps(ctx.sessionId, [{ op: 'clear' }]);
-      return { code: 'ok', message: `Removed your unfinished steps from "${result.work.title}".`, detail: renderWork(result.work), data: panelItems(result.work) };
+      return changed(`Removed ${result.transitions.length} unfinished step(s) of yours from Work ${keyOf(result.work)}.`, result);
     }
     default:
       return { code: 'invalid_argument', message: `Unknown action ${JSON.stringify(action)}.` };
   }
+}
+
+/** A short result for a change: what moved (ids), progress, and what the person changed meanwhile (fenced). */
+function changed(message: string, result: StepChangeResult): ToolResult {
+  const steps = visibleSteps(result.work);
+  const settled = steps.filter((s) => SETTLED.has(s.status)).length;
+  const person = personChanges(result);
+  return {
+    code: 'ok',
+    message: `${message} ${settled}/${steps.length} steps settled.`,
+    ...(person ? { detail: person } : {}),
+    data: panelItems(result.work),
+  };
 }

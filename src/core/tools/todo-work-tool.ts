@@ -64,13 +64,13 @@ async function run(args: Record<string, unknown>, ctx: ToolContext): Promise<Too
       }
       const work = await engine.claimNext(ctx.sessionId, binding.projectId);
       if (!work) return { code: 'queue_empty', message: 'No Work in the bound list is executable now (or other machines hold them); tell the person the queue is empty.' };
-      return { code: 'ok', message: `Now working on "${work.title}".`, detail: renderWork(work), data: panelItems(work) };
+      return { code: 'ok', message: `Now working on Work ${keyOf(work)}.`, detail: renderWork(work), data: panelItems(work) };
     }
     case 'switch': {
       if (!args.work) return { code: 'invalid_argument', message: 'switch needs work: a Work id from todo_work list.' };
       await engine.sync(binding.projectId);
       const work = await engine.switchTo(ctx.sessionId, binding.projectId, args.work as string);
-      return { code: 'ok', message: `Now working on "${work.title}".`, detail: renderWork(work), data: panelItems(work) };
+      return { code: 'ok', message: `Now working on Work ${keyOf(work)}.`, detail: renderWork(work), data: panelItems(work) };
     }
     case 'refresh': {
       const report = await engine.sync(binding.projectId);
@@ -88,25 +88,25 @@ async function run(args: Record<string, unknown>, ctx: ToolContext): Promise<Too
         return { code: 'not_settled', message: `${open.length} step(s) are not completed or skipped yet (${open.map((s) => s.id).join(', ')}); settle them first.` };
       }
       const outcome = await finalizeWork(engine.deps, keyOf(current));
-      if (outcome.status === 'finalized' || outcome.status === 'already') return { code: 'ok', message: `"${current.title}" is sent to the person for review.` };
+      if (outcome.status === 'finalized' || outcome.status === 'already') return { code: 'ok', message: `Work ${keyOf(current)} is sent to the person for review.` };
       if (outcome.status === 'not_ready') return { code: outcome.code, message: outcome.message };
       return { code: 'dida_unavailable', message: `Sending for review failed and will be retried automatically: ${outcome.message}` };
     }
     case 'wait_for_human': {
       if (!args.reason) return { code: 'invalid_argument', message: 'wait_for_human needs reason: one sentence saying what you need from the person.' };
       const work = await engine.waitForHuman(ctx.sessionId, args.reason as string, args.work as string | undefined);
-      return { code: 'ok', message: `"${work.title}" is waiting for the person; they were reminded in Dida. Stop working on it until they answer.` };
+      return { code: 'ok', message: `Work ${keyOf(work)} is waiting for the person; they were reminded in Dida. Stop working on it until they answer.` };
     }
     case 'resume': {
       const work = await engine.resume(ctx.sessionId, args.work as string | undefined);
-      return { code: 'ok', message: `Resumed "${work.title}".`, detail: renderWork(work), data: panelItems(work) };
+      return { code: 'ok', message: `Resumed Work ${keyOf(work)}.`, detail: renderWork(work), data: panelItems(work) };
     }
     case 'keep_open': {
       const current = await engine.currentWork(ctx.sessionId);
       if (!current) return { code: 'no_current_work', message: 'This session has no current Work.' };
       const keep = args.keep !== false;
       await engine.keepOpen(keyOf(current), keep);
-      return { code: 'ok', message: keep ? `"${current.title}" stays open until the person allows review.` : `"${current.title}" will be sent for review when settled.` };
+      return { code: 'ok', message: keep ? `Work ${keyOf(current)} stays open until the person allows review.` : `Work ${keyOf(current)} will be sent for review when settled.` };
     }
     default:
       return { code: 'invalid_argument', message: `Unknown action ${JSON.stringify(action)}.` };

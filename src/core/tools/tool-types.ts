@@ -48,8 +48,23 @@ export interface ToolDefinition {
   execute(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult>;
 }
 
-/** Renders a result as the text the model reads. */
+/** Renders a result as the text the model reads, within the result budget (8,000 characters). */
 export function renderResult(result: ToolResult): string {
   const head = result.code === 'ok' ? result.message : `[${result.code}] ${result.message}`;
-  return result.detail ? `${head}\n\n${result.detail}` : head;
+  const text = result.detail ? `${head}\n\n${result.detail}` : head;
+  return withinResultBudget(text);
+}
+
+const RESULT_BUDGET = 8000;
+
+/** Cuts a result at the budget; a fence cut open is closed again so the rest never reads as ours. */
+function withinResultBudget(text: string): string {
+  if (text.length <= RESULT_BUDGET) return text;
+  const marker = `\n… (${text.length} characters in all; the rest is left out — ask for less at a time)`;
+  let cut = text.slice(0, RESULT_BUDGET - marker.length - 60);
+  const open = /<<<DIDA_DATA label=[^\n]*? nonce=([0-9a-f]+)>>>/g;
+  let last: RegExpExecArray | null = null;
+  for (let m = open.exec(cut); m; m = open.exec(cut)) last = m;
+  if (last && !cut.includes(`<<<END_DIDA_DATA nonce=${last[1]}>>>`, last.index)) cut = `${cut.replace(/<<<[^\n]*$/, '')}\n<<<END_DIDA_DATA nonce=${last[1]}>>>`;
+  return `${cut}${marker}`;
 }

@@ -1,17 +1,24 @@
-// Model-facing text of a Work and its steps, with the person's text inside an untrusted-data fence.
+// Model-facing text of a Work and its steps: our words outside the fence (ids, statuses, counts), the person's inside it.
 import { levelFromPriority } from '../schedule';
 import { fenceUntrusted, UNTRUSTED_PREAMBLE } from '../text-guard';
+import type { StepChangeResult } from '../step-ops';
 import { keyOf } from '../work-io';
 import { SETTLED, visibleSteps, type StepRecord, type WorkRecord } from '../work-state';
+import { MODEL_BUDGET, withinBudget } from './model-budget';
 
+/** One step inside the fence: its id, status, title (capped), who wrote it and the resolution. */
 export function stepLine(step: StepRecord): string {
   const owner = step.origin === 'human' ? ' (written by the person: status only)' : '';
-  const resolution = step.resolution ? ` — ${step.resolution}` : '';
-  return `- ${step.id} [${step.status}] ${step.title}${owner}${resolution}`;
+  const resolution = step.resolution ? ` — ${withinBudget(step.resolution, MODEL_BUDGET.resolution)}` : '';
+  return `- ${step.id} [${step.status}] ${withinBudget(oneLine(step.title), MODEL_BUDGET.item)}${owner}${resolution}`;
 }
 
-/** Header (ours) plus the step list and body (the person's text, fenced). */
-export function renderWork(work: WorkRecord): string {
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, ' ');
+}
+
+/** The Work's id, flags and progress: no text from Dida. */
+export function workHeader(work: WorkRecord): string {
   const steps = visibleSteps(work);
   const settled = steps.filter((s) => SETTLED.has(s.status)).length;
   const flags = [
@@ -19,12 +26,51 @@ export function renderWork(work: WorkRecord): string {
     work.origin === 'human' ? 'written by the person in Dida' : 'created by the agent',
     work.waiting ? 'WAITING FOR A PERSON' : '',
     work.keepOpen ? 'kept open' : '',
+    work.reopened ? 're-opened by the person' : '',
     work.phase !== 'open' ? `phase ${work.phase}` : '',
   ].filter(Boolean);
-  const header = `Work ${keyOf(work)} (${flags.join(', ')}) — ${settled}/${steps.length} steps settled.`;
-  const lines = steps.length ? steps.map(stepLine).join('\n') : '(no steps yet: plan them with todo create)';
-  const body = work.body ? `\n\nBody:\n${work.body}` : '';
-  return `${header}\n${UNTRUSTED_PREAMBLE}\n${fenceUntrusted('work', `Title: ${work.title}\nSteps:\n${lines}${body}`)}`;
+  return `Work ${keyOf(work)} (${flags.join(', ')}) — ${settled}/${steps.length} steps settled.`;
+}
+
+/** Header (ours) plus the title, steps and body (the person's text, fenced and capped). */
+export function renderWork(work: WorkRecord): string {
+  const steps = visibleSteps(work);
+  const shown: string[] = [];
+  let used = 0;
+  for (const step of steps) {
+    const line = stepLine(step);
+    if (used + line.length > MODEL_BUDGET.steps) break;
+    shown.push(line);
+    used += line.length + 1;
+  }
+  const more = steps.length - shown.length;
+  const lines = steps.length ? shown.join('\n') + (more > 0 ? `\n… (${more} more steps; todo get <id> shows one)` : '') : '(no steps yet: plan them with todo create)';
+  const body = work.body ? `\n\nBody:\n${withinBudget(work.body, MODEL_BUDGET.body)}` : '';
+  return `${workHeader(work)}\n${UNTRUSTED_PREAMBLE}\n${fenceUntrusted('work', `Title: ${withinBudget(work.title, MODEL_BUDGET.title)}\nSteps:\n${lines}${body}`)}`;
+}
+
+/** The step ids a call changed, with their new status: "s1 completed, s2 in_progress". */
+export function transitionsLine(result: Pick<StepChangeResult, 'transitions'>): string {
+  return result.transitions.map((t) => `${t.step.id} ${t.to}`).join(', ');
+}
+
+/**
+ * What the person changed in Dida that the call merged in, for the model: ids outside the fence, their titles inside.
+ * Empty when they changed nothing.
+ */
+export function personChanges(result: Pick<StepChangeResult, 'merge'>): string {
+  const merge = result.merge;
+  if (!merge) return '';
+  const lines = [
+    ...merge.imported.slice(0, 20).map((s) => `- ${s.id} added by the person: ${withinBudget(oneLine(s.title), MODEL_BUDGET.item)}`),
+    ...(merge.imported.length > 20 ? [`- … ${merge.imported.length - 20} more added (todo list shows them)`] : []),
+    ...merge.completedByHuman.map((s) => `- ${s.id} ticked by the person (completed)`),
+    ...merge.reopenedByHuman.map((s) => `- ${s.id} unticked by the person: open again, do it again or ask them`),
+    ...merge.removed.map((s) => `- ${s.id} deleted by the person`),
+  ];
+  const edited = merge.humanEdited ? '\nThe person edited the Work’s title or description in Dida: call todo list to read it.' : '';
+  if (lines.length === 0) return edited.trim();
+  return `The person changed the checklist in Dida meanwhile:\n${UNTRUSTED_PREAMBLE}\n${fenceUntrusted('changes', lines.join('\n'))}${edited}`;
 }
 
 /** The step snapshot a host mirrors into its task panel (skipped shows as completed; names made unique). */
