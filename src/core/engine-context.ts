@@ -33,6 +33,11 @@ export interface EngineDeps {
   hostLabel?: string;
   /** How long a claim without progress blocks other hosts (default 30 min). */
   claimLeaseMs?: number;
+  /**
+   * Progress comments wait this long (default 60 s) so a step's start and finish, or a burst of completions, become one
+   * comment; settle, idle and the end of a one-shot run post them at once.
+   */
+  progressWindowMs?: number;
   /** Diagnostics (stderr in the adapters). */
   log?: (line: string) => void;
   /** Step id generator (tests pass a counter). */

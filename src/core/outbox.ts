@@ -4,14 +4,22 @@ import { parseDidaDate } from '../dida/dida-date';
 import { isDidaError } from '../dida/dida-error';
 import type { EngineDeps } from './engine-context';
 import { isRefusal } from './task-writer';
+import { MAX_COMMENT_LENGTH } from './text-guard';
 import type { EngineState, OutboxEntry } from './work-state';
 
 /** A comment whose post had an unknown outcome counts as posted when Dida shows it created after this much before. */
 const CLOCK_SKEW_MS = 5 * 60_000;
 
+/** Default wait before progress comments are posted (a start and finish inside it are one comment). */
+export const DEFAULT_PROGRESS_WINDOW_MS = 60_000;
+
+type NewEntry = Omit<OutboxEntry, 'id' | 'uncertain' | 'attempts' | 'kind' | 'sentAs'> & { kind?: OutboxEntry['kind'] };
+
 /** Adds a comment for the Work `workKey` to the outbox of `state` (call inside the update that saves the intent). */
-export function queueComment(state: EngineState, entry: Omit<OutboxEntry, 'id' | 'uncertain' | 'attempts'>): void {
-  state.outbox.push({ ...entry, id: randomBytes(6).toString('hex'), uncertain: false, attempts: 0 });
+export function queueComment(state: EngineState, entry: NewEntry): string {
+  const id = randomBytes(6).toString('hex');
+  state.outbox.push({ kind: 'note', ...entry, id, uncertain: false, attempts: 0 });
+  return id;
 }
 
 /** Drops the outbox entries of `ids` (a refused intent takes its comments back). */
@@ -23,45 +31,86 @@ export function dropComments(state: EngineState, ids: ReadonlySet<string>): void
 export const MAX_POST_ATTEMPTS = 5;
 
 /**
- * Posts the outbox comments of one Work, oldest first. The caller holds the Work's lock. A post whose answer was lost
- * is marked uncertain and, before it is posted again, the task's comments are checked for it: each comment appears
- * once. Any failure keeps the comment for the next flush (at the next change, settle or sync) and stops this one; a
- * comment refused MAX_POST_ATTEMPTS times is dropped. Returns how many comments of the Work are still waiting.
+ * The comments a batch of entries goes out as: a step's start followed by its finish is only the finish, and the rest
+ * are joined into as few comments as fit Dida's length (in order). Returns the texts with the entry ids each carries.
  */
-export async function flushWorkOutbox(deps: EngineDeps, workKey: string): Promise<number> {
+export function coalesce(entries: readonly OutboxEntry[]): Array<{ text: string; ids: string[] }> {
+  const finished = new Set(entries.filter((e) => e.stepId && (e.kind === 'completed' || e.kind === 'skipped')).map((e) => e.stepId));
+  const posts: Array<{ text: string; ids: string[] }> = [];
+  const covered: string[] = [];
+  for (const entry of entries) {
+    if (entry.kind === 'started' && finished.has(entry.stepId)) {
+      covered.push(entry.id);
+      continue;
+    }
+    const last = posts.at(-1);
+    if (last && last.text.length + 2 + entry.text.length <= MAX_COMMENT_LENGTH) {
+      last.text = `${last.text}\n\n${entry.text}`;
+      last.ids.push(entry.id);
+    } else posts.push({ text: entry.text, ids: [entry.id] });
+  }
+  if (posts[0]) posts[0].ids.push(...covered);
+  return posts;
+}
+
+export interface FlushOptions {
+  /** Post only when the oldest waiting comment of the Work has waited the progress window. */
+  onlyDue?: boolean;
+}
+
+/**
+ * Posts the outbox comments of one Work, coalesced (see coalesce). The caller holds the Work's lock. Each post is
+ * recorded as in flight (with its text) before it is sent; after a crash or a lost answer the task's comments are
+ * checked for that text before posting again, so each comment appears once. Any failure keeps the comments for the next
+ * flush and stops this one; a comment refused MAX_POST_ATTEMPTS times is dropped. Returns how many entries still wait.
+ */
+export async function flushWorkOutbox(deps: EngineDeps, workKey: string, options: FlushOptions = {}): Promise<number> {
   const waiting = (await deps.state.read()).outbox.filter((e) => e.workKey === workKey);
   if (waiting.length === 0) return 0;
-  // Recorded as in flight before posting: after a crash mid-post the next flush looks before posting again.
-  const fresh = new Set(waiting.filter((e) => !e.uncertain).map((e) => e.id));
-  const entries = fresh.size === 0 ? waiting : (await deps.state.update((state) => {
-    state.outbox = state.outbox.map((e) => (fresh.has(e.id) ? { ...e, uncertain: true } : e));
-  })).outbox.filter((e) => e.workKey === workKey).map((e) => (fresh.has(e.id) ? { ...e, uncertain: false } : e));
+  const windowMs = deps.progressWindowMs ?? DEFAULT_PROGRESS_WINDOW_MS;
+  if (options.onlyDue && Math.min(...waiting.map((e) => e.createdAt)) > deps.now() - windowMs) return waiting.length;
   const done = new Set<string>();
-  let failed: { id: string; uncertain: boolean } | undefined;
+  // Posts whose answer was lost: found by their text, or posted again as they were.
+  const resent = new Map<string, string[]>();
+  for (const entry of waiting) {
+    if (!entry.sentAs) continue;
+    resent.set(entry.sentAs, [...(resent.get(entry.sentAs) ?? []), entry.id]);
+  }
+  const fresh = waiting.filter((e) => !e.sentAs);
+  const posts = [...[...resent].map(([text, ids]) => ({ text, ids, uncertain: true })), ...coalesce(fresh).map((p) => ({ ...p, uncertain: false }))];
+  const firstTry = posts.filter((p) => !p.uncertain);
+  if (firstTry.length > 0) {
+    const sentAs = new Map(firstTry.flatMap((p) => p.ids.map((id) => [id, p.text] as const)));
+    await deps.state.update((state) => {
+      state.outbox = state.outbox.map((e) => (sentAs.has(e.id) ? { ...e, sentAs: sentAs.get(e.id), uncertain: true } : e));
+    });
+  }
+  let failed: { ids: string[]; refused: boolean } | undefined;
   let failure: unknown;
-  for (const entry of entries) {
+  for (const post of posts) {
+    const entry = waiting.find((e) => e.id === post.ids[0]) as OutboxEntry;
     try {
-      if (entry.uncertain && (await alreadyPosted(deps, entry))) {
-        done.add(entry.id);
+      if (post.uncertain && (await alreadyPosted(deps, entry, post.text))) {
+        for (const id of post.ids) done.add(id);
         continue;
       }
-      await deps.gateway.addComment(entry.projectId, entry.taskId, entry.text);
-      done.add(entry.id);
+      await deps.gateway.addComment(entry.projectId, entry.taskId, post.text);
+      for (const id of post.ids) done.add(id);
     } catch (error) {
       if (isDidaError(error) && error.code === 'auth') throw error;
-      failed = { id: entry.id, uncertain: !isRefusal(error) };
-      fresh.delete(entry.id);
+      failed = { ids: post.ids, refused: isRefusal(error) };
       failure = error;
       break;
     }
   }
+  const attempted = new Set(failed?.ids ?? []);
   const after = await deps.state.update((state) => {
     state.outbox = state.outbox.flatMap((e) => {
       if (done.has(e.id)) return [];
-      // Not tried in this flush: as it was before.
-      if (fresh.has(e.id)) return [{ ...e, uncertain: false }];
-      if (e.id !== failed?.id) return [e];
-      const next = { ...e, uncertain: failed.uncertain || waiting.find((w) => w.id === e.id)?.uncertain === true, attempts: e.attempts + 1 };
+      if (!attempted.has(e.id)) return [e];
+      // A refused post was not made: it is not looked for before the next try.
+      const next = failed?.refused ? { ...e, attempts: e.attempts + 1, uncertain: false, sentAs: undefined } : { ...e, attempts: e.attempts + 1 };
+      if (next.sentAs === undefined) delete next.sentAs;
       if (next.attempts >= MAX_POST_ATTEMPTS) {
         deps.log?.(`a progress comment was dropped after ${next.attempts} failed posts`);
         return [];
@@ -73,7 +122,7 @@ export async function flushWorkOutbox(deps: EngineDeps, workKey: string): Promis
   return after.outbox.filter((e) => e.workKey === workKey).length;
 }
 
-async function alreadyPosted(deps: EngineDeps, entry: OutboxEntry): Promise<boolean> {
+async function alreadyPosted(deps: EngineDeps, entry: OutboxEntry, text: string): Promise<boolean> {
   const comments = await deps.gateway.listComments(entry.projectId, entry.taskId);
-  return comments.some((c) => c.title === entry.text && (parseDidaDate(c.createdTime)?.getTime() ?? Number.MAX_SAFE_INTEGER) >= entry.createdAt - CLOCK_SKEW_MS);
+  return comments.some((c) => c.title === text && (parseDidaDate(c.createdTime)?.getTime() ?? Number.MAX_SAFE_INTEGER) >= entry.createdAt - CLOCK_SKEW_MS);
 }

@@ -2,7 +2,7 @@
 import type { EngineDeps } from './engine-context';
 import { WorkError } from './engine-context';
 import { MAX_COMMENT_LENGTH, MAX_ITEM_TITLE_LENGTH, sanitizeForDida, truncateGraphemes } from './text-guard';
-import { dropComments, flushWorkOutbox, queueComment } from './outbox';
+import { dropComments, queueComment } from './outbox';
 import { isRefusal, writeWork } from './task-writer';
 import { keyOf, restoreWork, saveWork, stepIdFactory, withWork, workIn } from './work-io';
 import type { ReconcileResult } from './work-reconcile';
@@ -137,29 +137,36 @@ export function applyStepChanges(work: WorkRecord, changes: readonly StepChange[
   return transitions;
 }
 
-/** The progress comment for this call's transitions (one comment per call, one line group per step). */
-export function progressComment(deps: EngineDeps, transitions: StepChangeResult['transitions']): string {
-  const parts: string[] = [];
+/** One progress note per transition the person should read about: started, completed (with its result), skipped. */
+export function progressEntries(deps: EngineDeps, transitions: StepChangeResult['transitions']): Array<{ kind: 'started' | 'completed' | 'skipped'; stepId: string; text: string }> {
+  const out: Array<{ kind: 'started' | 'completed' | 'skipped'; stepId: string; text: string }> = [];
+  const clean = (text: string) => sanitizeForDida(text, { maxLength: MAX_COMMENT_LENGTH });
   for (const { step, to } of transitions) {
     if (to === 'in_progress' && !step.startedNoted) {
-      parts.push(deps.locale.t('dida.comment.started', { step: step.title }));
+      out.push({ kind: 'started', stepId: step.id, text: clean(deps.locale.t('dida.comment.started', { step: step.title })) });
       step.startedNoted = true;
     } else if (to === 'completed') {
-      parts.push(
-        step.resolution && step.origin !== undefined
-          ? deps.locale.t('dida.comment.completedWithResult', { step: step.title, resolution: step.resolution })
-          : deps.locale.t('dida.comment.completed', { step: step.title }),
-      );
+      const text = step.resolution
+        ? deps.locale.t('dida.comment.completedWithResult', { step: step.title, resolution: step.resolution })
+        : deps.locale.t('dida.comment.completed', { step: step.title });
+      out.push({ kind: 'completed', stepId: step.id, text: clean(text) });
     } else if (to === 'skipped') {
-      parts.push(deps.locale.t('dida.comment.skipped', { step: step.title, reason: step.resolution ?? '' }));
+      out.push({ kind: 'skipped', stepId: step.id, text: clean(deps.locale.t('dida.comment.skipped', { step: step.title, reason: step.resolution ?? '' })) });
     }
   }
-  return sanitizeForDida(parts.join('\n\n'), { maxLength: MAX_COMMENT_LENGTH });
+  return out.filter((e) => e.text !== '');
+}
+
+/** The progress comment for a call's transitions as one text (what the outbox posts when nothing else waits). */
+export function progressComment(deps: EngineDeps, transitions: StepChangeResult['transitions']): string {
+  return progressEntries(deps, transitions)
+    .map((e) => e.text)
+    .join('\n\n');
 }
 
 /**
  * Applies step changes to a Work under its cross-process lock. The changes are validated against the record and saved
- * with their progress comment (the intent) before Dida is touched; then the task writer reads the task, merges what
+ * with their progress notes (the intent; the outbox posts them later, coalesced) before Dida is touched; then the task writer reads the task, merges what
  * the person changed meanwhile (their ticks, unticks, deletions and renames win) and writes only what Dida does not
  * show yet — nothing at all when only statuses Dida does not show changed (in_progress). When Dida refuses the write
  * (a 4xx, or too many items) the record and its comments are put back as they were; when the outcome is unknown
@@ -176,12 +183,11 @@ export async function changeSteps(deps: EngineDeps, key: string, changes: readon
     if (work.phase === 'finalizing') work.phase = 'open';
     const transitions = applyStepChanges(work, changes, deps.now(), stepIdFactory(deps, state));
     if (changes.length > 0) delete work.reopened;
-    const comment = progressComment(deps, transitions);
+    const notes = progressEntries(deps, transitions);
     const queued = new Set<string>();
     await saveWork(deps, work, (s) => {
-      if (comment === '') return;
-      queueComment(s, { projectId: work.projectId, taskId: work.taskId, workKey: key, text: comment, createdAt: deps.now() });
-      queued.add(s.outbox.at(-1)?.id ?? '');
+      queued.clear();
+      for (const note of notes) queued.add(queueComment(s, { projectId: work.projectId, taskId: work.taskId, workKey: key, createdAt: deps.now(), ...note }));
     });
     let written: Awaited<ReturnType<typeof writeWork>>;
     try {
@@ -199,7 +205,7 @@ export async function changeSteps(deps: EngineDeps, key: string, changes: readon
       throw new WorkError('work_completed_remotely', `The Dida task of Work ${key} was completed in Dida meanwhile; call todo_work list to pick other work.`);
     }
     if (written.merge?.changed || written.wrote) await saveWork(deps, work);
-    await flushWorkOutbox(deps, key);
+    // Progress comments wait in the outbox (coalesced, posted off the tool's path: at settle, idle or when due).
     return { work, transitions, wrote: written.wrote, ...(written.merge ? { merge: written.merge } : {}) };
   });
 }

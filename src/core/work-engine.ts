@@ -199,25 +199,44 @@ export class WorkEngine {
     const state = await this.deps.state.read();
     const touched = state.sessions[sessionId]?.touched ?? [];
     const results: Array<{ key: string; outcome: FinalizeOutcome }> = [];
-    for (const key of new Set(state.outbox.filter((e) => touched.includes(e.workKey)).map((e) => e.workKey))) {
-      try {
-        await withWork(this.deps, key, () => flushWorkOutbox(this.deps, key));
-      } catch (error) {
-        this.deps.log?.(`progress comments will be posted later: ${error instanceof Error ? error.message : String(error)}`);
-      }
-    }
     for (const key of touched) {
       const work = state.works[key];
       if (!work) continue;
       if (work.phase === 'open' && finalizeBlocker(work)) continue;
       if (work.phase !== 'open' && work.phase !== 'finalizing') continue;
       try {
+        // Finalizing posts the Work's waiting progress together with its summary.
         results.push({ key, outcome: await finalizeWork(this.deps, key) });
       } catch (error) {
         results.push({ key, outcome: { status: 'failed', message: error instanceof Error ? error.message : String(error) } });
       }
     }
+    // The progress of every other Work the session touched goes out now (the session is idle).
+    for (const key of new Set((await this.deps.state.read()).outbox.filter((e) => touched.includes(e.workKey)).map((e) => e.workKey))) {
+      try {
+        await withWork(this.deps, key, () => flushWorkOutbox(this.deps, key));
+      } catch (error) {
+        this.deps.log?.(`progress comments will be posted later: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
     return results;
+  }
+
+  /**
+   * Posts the progress comments waiting in the outbox (coalesced), for every Work or only those whose oldest comment
+   * has waited the progress window. Never throws for Dida faults: what fails waits for the next flush.
+   */
+  async flushComments(options: { onlyDue?: boolean } = {}): Promise<number> {
+    const state = await this.deps.state.read();
+    let waiting = 0;
+    for (const key of new Set(state.outbox.map((e) => e.workKey))) {
+      try {
+        waiting += await withWork(this.deps, key, () => flushWorkOutbox(this.deps, key, options));
+      } catch (error) {
+        this.deps.log?.(`progress comments will be posted later: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+    return waiting;
   }
 
   /** Records that the session worked on `key` (and optionally makes it current). */

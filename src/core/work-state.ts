@@ -143,6 +143,11 @@ export const OutboxEntrySchema = z.object({
   /** A post whose answer was lost: check the task's comments before posting again. */
   uncertain: z._default(z.boolean(), false),
   attempts: z._default(z.number(), 0),
+  /** Progress of one step (coalesced: a start followed by the finish is only the finish); `note` is any other comment. */
+  kind: z._default(z.enum(['started', 'completed', 'skipped', 'note']), 'note'),
+  stepId: z.optional(z.string()),
+  /** The comment text this entry went out in (a coalesced post), to find it after a lost answer. */
+  sentAs: z.optional(z.string()),
 });
 export type OutboxEntry = z.infer<typeof OutboxEntrySchema>;
 

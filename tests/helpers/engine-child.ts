@@ -21,6 +21,8 @@ try {
     for (const step of (list ?? '').split(',').filter(Boolean)) {
       await engine.changeSteps(session, [{ op: 'update', step, status: 'completed', resolution: `完成 ${step}` }], key);
     }
+    // As a one-shot run does before it exits: post the progress comments still waiting.
+    await engine.flushComments();
     process.stdout.write('done\n');
   } else if (mode === 'settle') {
     await engine.touch(session, key as string, true);

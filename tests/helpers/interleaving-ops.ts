@@ -72,7 +72,8 @@ export const MATRIX_OPS: MatrixOp[] = [
     name: 'settle again after a failed stage',
     setup: async (h) => {
       const world = await settledWork(h);
-      h.sim.injectFault({ route: 'POST /project/{pid}/task/{tid}/comment', kind: 'status', status: 503 });
+      // The progress comments' post and the anchor both fail: the review todo is filed, the rest is left for later.
+      h.sim.injectFault({ route: 'POST /project/{pid}/task/{tid}/comment', kind: 'status', status: 503, times: 2 });
       await h.engine.settle(S);
       h.sim.clearFaults();
       return world;
@@ -87,7 +88,10 @@ export const MATRIX_OPS: MatrixOp[] = [
   {
     name: 'skip a person’s step',
     setup: humanWork,
-    run: (h) => ignoreExpected(h.engine.changeSteps(S, [{ op: 'update', step: P2, status: 'skipped', resolution: '这次不做' }])),
+    run: async (h) => {
+      await ignoreExpected(h.engine.changeSteps(S, [{ op: 'update', step: P2, status: 'skipped', resolution: '这次不做' }]));
+      await h.engine.flushComments();
+    },
     converge: syncTwice,
   },
   {
@@ -140,13 +144,20 @@ export const MATRIX_OPS: MatrixOp[] = [
   {
     name: 'start a step',
     setup: humanWork,
-    run: (h) => ignoreExpected(h.engine.changeSteps(S, [{ op: 'update', step: A, status: 'in_progress' }])),
+    // Nothing is written to the task: the only request is the progress comment, posted when the outbox is flushed.
+    run: async (h) => {
+      await ignoreExpected(h.engine.changeSteps(S, [{ op: 'update', step: A, status: 'in_progress' }]));
+      await h.engine.flushComments();
+    },
     converge: syncTwice,
   },
   {
     name: 'skip a step',
     setup: humanWork,
-    run: (h) => ignoreExpected(h.engine.changeSteps(S, [{ op: 'update', step: A, status: 'skipped', resolution: '不需要了' }])),
+    run: async (h) => {
+      await ignoreExpected(h.engine.changeSteps(S, [{ op: 'update', step: A, status: 'skipped', resolution: '不需要了' }]));
+      await h.engine.flushComments();
+    },
     converge: syncTwice,
   },
   {

@@ -3,6 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { bindList, type ConfigPort } from '../../src/core/bindings';
 import { WorkError } from '../../src/core/engine-context';
 import { defaultConfig, findBinding, type DidaTodoConfig } from '../../src/store/config-store';
+import type { StepChange } from '../../src/core/step-ops';
 import { isDidaError } from '../../src/dida/dida-error';
 import type { SimFault } from '../../src/sim/simulator';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
@@ -104,7 +105,7 @@ async function expectFinalizedOnce(h: EngineHarness, ctx: Ctx): Promise<void> {
   expect(acceptances(h, ctx)).toHaveLength(1);
   const acceptance = acceptances(h, ctx)[0]!;
   expect(h.sim.listComments(acceptance.id).filter((c) => c.title.startsWith('需要返工时'))).toHaveLength(1);
-  expect(h.sim.listComments(ctx.taskId).filter((c) => c.title.startsWith('全部步骤都已处理'))).toHaveLength(1);
+  expect(h.sim.listComments(ctx.taskId).filter((c) => c.title.includes('全部步骤都已处理'))).toHaveLength(1);
   const work = (await h.state()).works[ctx.taskId];
   expect(work?.phase).toBe('accepting');
   expect(work?.acceptance?.taskId).toBe(acceptance.id);
@@ -365,6 +366,60 @@ const SCENARIOS: Scenario[] = [
         [HUMAN_ITEM, 'pending'],
         ['写草稿', 'completed'],
         ['人加的一步', 'pending'],
+      ]);
+    },
+  },
+  {
+    name: 'flushComments (the progress outbox)',
+    setup: async (h) => {
+      const ctx = await humanWork(h);
+      await h.engine.changeSteps(S, [
+        { op: 'update', step: HUMAN_ITEM, status: 'in_progress' },
+        { op: 'update', step: '写草稿', status: 'completed', resolution: '草稿写好了' },
+      ]);
+      await h.engine.changeSteps(S, [{ op: 'update', step: HUMAN_ITEM, status: 'completed', resolution: '整理出 12 条变更' }]);
+      return ctx;
+    },
+    op: async (h) => (await h.engine.flushComments()) === 0,
+    retry: async (h) => {
+      await h.engine.flushComments();
+    },
+    check: async (h, ctx) => {
+      const notes = h.sim.listComments(ctx.taskId).flatMap((c) => c.title.split('\n\n')).filter((t) => PROGRESS.test(t));
+      // The start of a step finished in the same window is not posted; each finish is posted once.
+      expect(notes.sort()).toEqual([`已完成：${HUMAN_ITEM}\n结果：整理出 12 条变更`, '已完成：写草稿\n结果：草稿写好了'].sort());
+      expect((await h.state()).outbox).toEqual([]);
+    },
+  },
+  {
+    name: 'changeSteps (rename and delete the agent’s steps)',
+    setup: async (h) => {
+      const ctx = await humanWork(h);
+      await h.engine.changeSteps(S, [{ op: 'add', title: '多余的一步' }]);
+      return ctx;
+    },
+    op: async (h) => {
+      await h.engine.changeSteps(S, [
+        { op: 'update', step: '写草稿', title: '写初稿' },
+        { op: 'delete', step: '多余的一步' },
+      ]);
+      return true;
+    },
+    retry: async (h) => {
+      const work = (await h.engine.currentWork(S))!;
+      const left = work.steps.filter((s) => s.status !== 'deleted').map((s) => s.title);
+      const changes: StepChange[] = [];
+      if (left.includes('写草稿')) changes.push({ op: 'update', step: '写草稿', title: '写初稿' });
+      if (left.includes('多余的一步')) changes.push({ op: 'delete', step: '多余的一步' });
+      if (changes.length) await h.engine.changeSteps(S, changes);
+      await h.engine.sync(work.projectId);
+    },
+    check: async (h, ctx) => {
+      expect(h.sim.getTask(ctx.taskId)?.items?.map((i) => i.title)).toEqual([HUMAN_ITEM, '写初稿']);
+      const work = (await h.state()).works[ctx.taskId];
+      expect(work?.steps.filter((s) => s.status !== 'deleted').map((s) => [s.title, s.origin])).toEqual([
+        [HUMAN_ITEM, 'human'],
+        ['写初稿', 'agent'],
       ]);
     },
   },

@@ -62,11 +62,10 @@ describe('work lifecycle', () => {
     ]);
     // The human body survives exactly once.
     expect(`${done?.content ?? ''}|${done?.desc ?? ''}`.split('请按模块分组').length - 1).toBe(1);
+    // Progress waits in the outbox and goes out coalesced at settle: a step's start and finish are one note.
     expect(commentsOf(human.id)).toEqual([
       '🤖 test-host 开始处理（会话 1）',
-      '开始处理：收集变更',
-      '已完成：收集变更\n结果：从提交记录整理出 12 条变更\n\n已完成：写草稿\n结果：草稿已写好并自查\n\n已跳过：核对链接\n原因：本次没有外部链接',
-      expect.stringContaining('全部步骤都已处理'),
+      '已完成：收集变更\n结果：从提交记录整理出 12 条变更\n\n已完成：写草稿\n结果：草稿已写好并自查\n\n已跳过：核对链接\n原因：本次没有外部链接\n\n全部步骤都已处理，已提交验收（🧑‍🔬 待验收：整理发布说明）。',
     ]);
 
     const acceptance = h.sim.listTasks(list.id).find((t) => t.title === '🧑‍🔬 待验收：整理发布说明');

@@ -113,7 +113,8 @@ describe('2. edits made while a Work is being settled', () => {
 
   it('after a failed stage the next settle re-checks: an item added meanwhile stops it', async () => {
     const { list, task } = await settled();
-    h.sim.injectFault({ route: 'POST /project/{pid}/task/{tid}/comment', kind: 'status', status: 503 });
+    // The review todo is filed, then the anchor comment fails (after the progress comments' post fails too).
+    h.sim.injectFault({ route: 'POST /project/{pid}/task/{tid}/comment', kind: 'status', status: 503, times: 2 });
     expect((await h.engine.settle(S)).map((r) => r.outcome.status)).toEqual(['failed']);
     const current = h.sim.getTask(task.id)!;
     h.sim.editTask(task.id, { items: [...(current.items ?? []), { title: '再加一条', status: 0 }] });
@@ -357,7 +358,9 @@ describe('8. the person’s other signals', () => {
     expect(await outcome(h.engine.changeSteps(S, [{ op: 'update', step: '改导航', status: 'completed', resolution: '导航改好了' }]))).toBe('dida:timeout');
     await new Promise((r) => setTimeout(r, 2600));
     await h.engine.changeSteps(S, [{ op: 'update', step: '改页脚', status: 'in_progress' }]);
-    const texts = h.sim.listComments(task.id).map((c) => c.title);
+    await h.engine.flushComments();
+    await h.engine.flushComments();
+    const texts = h.sim.listComments(task.id).flatMap((c) => c.title.split('\n\n'));
     expect(texts.filter((t) => t.startsWith('已完成：改导航'))).toHaveLength(1);
     expect(items(task.id)[0]).toEqual(['改导航', 1]);
   });

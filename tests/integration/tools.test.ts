@@ -66,6 +66,9 @@ describe('tools', () => {
     const task = h.sim.listTasks().find((t) => t.title === '修复登录超时');
     expect(task?.priority).toBe(5);
     expect(task?.items?.map((i) => i.title)).toEqual(['复现问题', '修复并测试']);
+    // Progress comments wait in the outbox and go out at idle (settle) or when the window has passed.
+    expect(h.sim.listComments(task!.id).map((c) => c.title)).toEqual(['🤖 test-host 开始处理（会话 t）']);
+    await h.engine.flushComments();
     expect(h.sim.listComments(task!.id).map((c) => c.title)).toEqual(['🤖 test-host 开始处理（会话 t）', '开始处理：复现问题']);
 
     const noResolution = await call('todo', { action: 'update', updates: [{ step: '复现问题', status: 'completed' }] });
