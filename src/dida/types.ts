@@ -108,6 +108,12 @@ export function isItemCompleted(item: Pick<ChecklistItem, 'status'>): boolean {
   return item.status === 1 || item.status === 2;
 }
 
+/** Whether a task read back from Dida is a deleted one (live Dida may still answer it, with `deleted` set). */
+export function isDeletedTask(task: object): boolean {
+  const flag = (task as { deleted?: unknown }).deleted;
+  return flag !== undefined && flag !== null && flag !== false && flag !== 0 && flag !== '0' && flag !== '';
+}
+
 /** A checklist item to create: no id yet. */
 export interface NewChecklistItem {
   title: string;
