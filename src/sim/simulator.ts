@@ -9,6 +9,7 @@ import { matchRoute, SIM_ROUTES } from './sim-routes';
 import { DEFAULT_USER_ID, SimState } from './sim-state';
 import type { SimComment, SimStateData } from './sim-store';
 import { DEFAULT_QUIRKS, mergeQuirks, type SimQuirks } from './sim-task-ops';
+import { simVariantFromEnv } from './sim-variants';
 import { errorBody, newToken, SimHttpError, unauthorized, type JsonObject } from './sim-util';
 
 export { SIM_ROUTES, type SimRouteKey } from './sim-routes';
@@ -31,6 +32,10 @@ export interface SimulatorOptions {
   userId?: number;
   /** Default `Asia/Shanghai`. */
   timeZone?: string;
+  /**
+   * Live-service behaviours to imitate, over the simulator defaults. When `DIDA_SIM_VARIANT` names a variant
+   * (sim-variants.ts), that variant is the base these are laid over; an unknown name makes startSimulator throw.
+   */
   quirks?: Partial<SimQuirks>;
   /** Clock, default Date.now. */
   now?: () => number;
@@ -156,7 +161,7 @@ class SimulatorImpl implements Simulator {
     this.model = new SimState({
       userId: options.userId,
       timeZone: options.timeZone ?? 'Asia/Shanghai',
-      quirks: mergeQuirks(DEFAULT_QUIRKS, options.quirks),
+      quirks: mergeQuirks(mergeQuirks(DEFAULT_QUIRKS, simVariantFromEnv().quirks), options.quirks),
       now: options.now ?? Date.now,
       dataFile: options.dataFile,
     });
