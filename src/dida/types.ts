@@ -143,7 +143,11 @@ export interface NewTask {
   tags?: string[];
 }
 
-/** An update sends the whole task (Dida has no partial update); items without `id` are new. */
+/**
+ * An update. Live Dida merges the fields present and keeps the ones left out (items and their ids included);
+ * `items`, when present, replaces the whole checklist, and items without `id` are new. Some services ignore an
+ * update without `title`, and `status` may be honoured (0 re-opens), so send only what changes, plus the title.
+ */
 export interface TaskUpdate {
   id: string;
   projectId: string;
