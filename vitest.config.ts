@@ -1,11 +1,24 @@
 import { defineConfig } from 'vitest/config';
 
+// `npm test` runs every test once against the kind simulator, and the engine suites once more under each live
+// variant of the simulator (src/sim/sim-variants.ts), picked through DIDA_SIM_VARIANT. One project alone:
+// `npx vitest run --project live-a`; one file in one project: `npx vitest run --project kind tests/…`.
+const ENGINE_SUITES = ['tests/integration/engine-*.test.ts', 'tests/integration/crash-safety.test.ts'];
+const LIVE_VARIANTS = ['live-a', 'live-b', 'live-c'];
+
 export default defineConfig({
   test: {
-    include: ['tests/**/*.test.ts'],
     exclude: ['tests/e2e/**', 'tests/browser/**', 'node_modules/**'],
     testTimeout: 20_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    projects: [
+      // Set explicitly, so a DIDA_SIM_VARIANT left in the shell cannot change what the whole suite runs against.
+      { extends: true, test: { name: 'kind', include: ['tests/**/*.test.ts'], env: { DIDA_SIM_VARIANT: 'kind' } } },
+      ...LIVE_VARIANTS.map((variant) => ({
+        extends: true as const,
+        test: { name: variant, include: ENGINE_SUITES, env: { DIDA_SIM_VARIANT: variant } },
+      })),
+    ],
   },
 });

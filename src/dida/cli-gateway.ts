@@ -4,8 +4,10 @@ import { sleep } from '../common/abortable-sleep';
 import * as z from 'zod/mini';
 import { describeIssues } from '../common/schema-issues';
 import { CliProcessRunner, PERMANENT_FAILURES, type CliRunResult } from './cli-process';
-import { DidaError, adviceFor, codeForStatus, isDidaError } from './dida-error';
+import { sortComments } from './comment-pages';
+import { DidaError, adviceFor, codeForAnswer, isDidaError } from './dida-error';
 import type { CallOptions, DidaGateway } from './dida-gateway';
+import { liveTask, present } from './missing-answer';
 import {
   CommentSchema,
   ProjectDataSchema,
@@ -20,6 +22,7 @@ import {
   type ProjectData,
   type Task,
   type TaskUpdate,
+  isDeletedTask,
 } from './types';
 
 export interface CliGatewayOptions {
@@ -66,6 +69,8 @@ const ANSI = /\u001b\[[0-9;?]*[ -/]*[@-~]/g;
  * CLI limits, inherent to `@suibiji/dida-cli`: it cannot send `isAllDay:false`, `status`, or empty `reminders`/`tags`
  * (an omitted flag keeps the field), tags and reminders containing a comma cannot be sent, and unknown task fields
  * other than checklist items are not sent back (items travel as JSON, so their ids and unknown fields are kept).
+ * `task comment list` takes no paging options, so only the first page Dida answers is seen (then sorted by
+ * createdTime like the HTTP gateway), and the CLI's own fetch follows redirects, which this gateway cannot stop.
  */
 export function createCliGateway(options: CliGatewayOptions = {}): DidaGateway {
   return new CliGateway(options);
@@ -122,7 +127,11 @@ class CliGateway implements DidaGateway {
       { args: ['project', 'get', id(projectId, 'projectId'), '--json'], route: 'GET /project/{pid}', schema: ProjectSchema, idempotent: true },
       options,
     );
-    return required(project, 'GET /project/{pid}');
+    return present(project, 'GET /project/{pid}', projectId);
+  }
+
+  async deleteProject(projectId: string, options?: CallOptions): Promise<void> {
+    await this.run({ args: ['project', 'delete', id(projectId, 'projectId')], route: 'DELETE /project/{pid}', schema: undefined, idempotent: false }, options);
   }
 
   async createProject(input: NewProject, options?: CallOptions): Promise<Project> {
@@ -138,7 +147,8 @@ class CliGateway implements DidaGateway {
       { args: ['project', 'data', id(projectId, 'projectId'), '--json'], route: 'GET /project/{pid}/data', schema: ProjectDataSchema, idempotent: true },
       options,
     );
-    return data ? { project: data.project, tasks: data.tasks ?? [], columns: data.columns ?? [] } : { project: undefined, tasks: [], columns: [] };
+    if (!data) return { project: undefined, tasks: [], columns: [] };
+    return { project: data.project, tasks: (data.tasks ?? []).filter((t) => !isDeletedTask(t)), columns: data.columns ?? [] };
   }
 
   async getTask(projectId: string, taskId: string, options?: CallOptions): Promise<Task> {
@@ -151,7 +161,7 @@ class CliGateway implements DidaGateway {
       },
       options,
     );
-    return required(task, 'GET /project/{pid}/task/{tid}');
+    return liveTask(task, 'GET /project/{pid}/task/{tid}', taskId);
   }
 
   async createTask(input: NewTask, options?: CallOptions): Promise<Task> {
@@ -169,7 +179,7 @@ class CliGateway implements DidaGateway {
     if (typeof task.title === 'string') args.push('--title', text(task.title, 'title'));
     args.push(...taskFlags(task, 'update'), '--json');
     const updated = await this.run({ args, route: 'POST /task/{tid}', schema: TaskSchema, idempotent: false }, options);
-    return updated ?? this.getTask(projectId, taskId, options);
+    return updated ? liveTask(updated, 'POST /task/{tid}', taskId) : this.getTask(projectId, taskId, options);
   }
 
   async completeTask(projectId: string, taskId: string, options?: CallOptions): Promise<void> {
@@ -196,6 +206,7 @@ class CliGateway implements DidaGateway {
     );
   }
 
+  /** The first page Dida answers (the CLI cannot page), ordered by createdTime then id. */
   async listComments(projectId: string, taskId: string, options?: CallOptions): Promise<Comment[]> {
     const comments = await this.run(
       {
@@ -206,7 +217,23 @@ class CliGateway implements DidaGateway {
       },
       options,
     );
-    return comments ?? [];
+    if (comments) return sortComments(comments);
+    // An empty answer (not `[]`) may mean the task is gone: getTask throws not_found then.
+    await this.getTask(projectId, taskId, options);
+    return [];
+  }
+
+  /** The comment list as the CLI printed it; `page` cannot be passed to the CLI and is ignored. */
+  async readRawComments(projectId: string, taskId: string, _page?: { offset: number; limit: number }, options?: CallOptions): Promise<unknown> {
+    return this.run(
+      {
+        args: ['task', 'comment', 'list', id(projectId, 'projectId'), id(taskId, 'taskId'), '--json'],
+        route: 'GET /project/{pid}/task/{tid}/comments',
+        schema: z.unknown(),
+        idempotent: true,
+      },
+      options,
+    );
   }
 
   async addComment(projectId: string, taskId: string, body: string, options?: CallOptions): Promise<Comment> {
@@ -282,12 +309,13 @@ export function interpret<S extends Schema | undefined>(spec: CommandSpec<S>, la
   const api = API_ERROR.exec(stderr) ?? (result.exitCode !== 0 ? API_ERROR.exec(stdout) : null);
   if (api) {
     const status = Number(api[1]);
-    const code = codeForStatus(status);
+    const code = codeForAnswer(status, (api[2] ?? '').trim());
     const body = excerpt(api[2] ?? '');
     return fail({
       code,
       status,
       route,
+      ...(code === 'not_found' ? { notFoundSignal: status === 404 ? ('status' as const) : ('error_body' as const) } : {}),
       bodyExcerpt: body,
       message: `\`${label}\` failed: Dida answered ${status}: ${adviceFor(code)}.${body ? ` Server said: ${body}` : ''}`,
     });
@@ -451,11 +479,3 @@ function text(value: string, name: string): string {
   }
   return value;
 }
-
-function required<T>(value: T | undefined, route: string): T {
-  if (value === undefined) {
-    throw new DidaError({ code: 'invalid_response', route, message: `The dida command printed an empty answer for ${route} where data was expected.` });
-  }
-  return value;
-}
-

@@ -13,6 +13,13 @@ export const DIDA_ERROR_CODES = [
 ] as const;
 export type DidaErrorCode = (typeof DIDA_ERROR_CODES)[number];
 
+/**
+ * How a `not_found` was recognised, since live Dida signals a missing or deleted task in several ways: a 404
+ * (`status`), an empty 2xx where data was expected (`empty_answer`), a task that reads back with `deleted` set
+ * (`deleted_flag`), or a 5xx whose body names a missing object or a bad id (`error_body`).
+ */
+export type NotFoundSignal = 'status' | 'empty_answer' | 'deleted_flag' | 'error_body';
+
 export interface DidaErrorInit {
   code: DidaErrorCode;
   message: string;
@@ -24,6 +31,10 @@ export interface DidaErrorInit {
   bodyExcerpt?: string;
   /** Milliseconds the server asked us to wait (Retry-After). */
   retryAfterMs?: number;
+  /** For `not_found`: which signal said so. */
+  notFoundSignal?: NotFoundSignal;
+  /** For a redirect (a 3xx, reported as `invalid_response`): the Location it named, never followed. */
+  location?: string;
   cause?: unknown;
 }
 
@@ -36,6 +47,8 @@ export class DidaError extends Error {
   readonly route: string | undefined;
   readonly bodyExcerpt: string | undefined;
   readonly retryAfterMs: number | undefined;
+  readonly notFoundSignal: NotFoundSignal | undefined;
+  readonly location: string | undefined;
 
   constructor(init: DidaErrorInit) {
     super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
@@ -44,6 +57,8 @@ export class DidaError extends Error {
     this.route = init.route;
     this.bodyExcerpt = init.bodyExcerpt;
     this.retryAfterMs = init.retryAfterMs;
+    this.notFoundSignal = init.notFoundSignal ?? (init.code === 'not_found' && init.status === 404 ? 'status' : undefined);
+    this.location = init.location;
   }
 
   /** Whether trying the same request again later may succeed (never for auth, forbidden, not_found, invalid_response). */
@@ -54,6 +69,34 @@ export class DidaError extends Error {
 
 export function isDidaError(value: unknown): value is DidaError {
   return value instanceof DidaError;
+}
+
+/**
+ * Words in a Dida error body (`errorCode` or `errorMessage`) that say the id names nothing: a missing or deleted
+ * task or list, or an id that is empty or malformed. Live Dida sends such answers with status 500.
+ */
+const MISSING_WORDS = /not[\s_-]?found|not[\s_-]?exist|no[\s_-]?such|deleted|invalid[\s_-]?(?:object[\s_-]?)?id\b|illegal[\s_-]?(?:object[\s_-]?)?id\b|bad[\s_-]?id\b|malformed|is empty|no handler/i;
+
+/**
+ * Whether an error body says "this id names nothing". Only the JSON fields `errorCode`, `errorMessage`, `error`
+ * and `message` are read (never free text such as an HTML error page), so a transient 5xx is never mistaken for it.
+ */
+export function bodySaysMissing(text: string): boolean {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return false;
+  }
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) return false;
+  const record = json as Record<string, unknown>;
+  return ['errorCode', 'errorMessage', 'error', 'message'].some((key) => typeof record[key] === 'string' && MISSING_WORDS.test(record[key]));
+}
+
+/** The code for an HTTP failure: by status, except that a 5xx whose body says the id names nothing is `not_found`. */
+export function codeForAnswer(status: number, body: string): DidaErrorCode {
+  if (status >= 500 && bodySaysMissing(body)) return 'not_found';
+  return codeForStatus(status);
 }
 
 /** Maps an HTTP status to an error code. */

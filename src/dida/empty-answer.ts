@@ -24,8 +24,12 @@ export async function taskCreatedAs(gateway: DidaGateway, input: NewTask, option
   return found(matches[0], 'POST /task');
 }
 
-/** The comment just added: the last one with that text. */
+/**
+ * The comment just added: the newest one with that text. When there is none, the task is read: a deleted task
+ * (which live Dida may answer with an empty 200) is DidaError `not_found`.
+ */
 export async function commentAddedAs(gateway: DidaGateway, projectId: string, taskId: string, text: string, options?: CallOptions): Promise<Comment> {
   const same = (await gateway.listComments(projectId, taskId, options)).filter((c) => c.title === text);
+  if (same.length === 0) await gateway.getTask(projectId, taskId, options);
   return found(same.at(-1), 'POST /project/{pid}/task/{tid}/comment');
 }

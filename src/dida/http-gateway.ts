@@ -4,7 +4,9 @@ import { sleep } from '../common/abortable-sleep';
 import type * as z from 'zod/mini';
 import * as zm from 'zod/mini';
 import { describeIssues } from '../common/schema-issues';
-import { DidaError, adviceFor, codeForStatus, isDidaError } from './dida-error';
+import { readAllCommentPages } from './comment-pages';
+import { liveTask, present } from './missing-answer';
+import { DidaError, adviceFor, codeForAnswer, isDidaError } from './dida-error';
 import type { CallOptions, DidaGateway } from './dida-gateway';
 import {
   CommentSchema,
@@ -20,6 +22,7 @@ import {
   type ProjectData,
   type Task,
   type TaskUpdate,
+  isDeletedTask,
 } from './types';
 
 export type DidaRegion = 'dida365' | 'ticktick';
@@ -124,7 +127,7 @@ class HttpGateway implements DidaGateway {
       { method: 'GET', path: `/project/${seg(projectId, 'projectId')}`, route: 'GET /project/{pid}', schema: ProjectSchema, idempotent: true },
       options,
     );
-    return required(project, 'GET /project/{pid}');
+    return present(project, 'GET /project/{pid}', projectId);
   }
 
   async createProject(input: NewProject, options?: CallOptions): Promise<Project> {
@@ -133,12 +136,21 @@ class HttpGateway implements DidaGateway {
     return project ?? projectCreatedAs(this, input, options);
   }
 
+  async deleteProject(projectId: string, options?: CallOptions): Promise<void> {
+    await this.send(
+      { method: 'DELETE', path: `/project/${seg(projectId, 'projectId')}`, route: 'DELETE /project/{pid}', schema: undefined, idempotent: false },
+      options,
+    );
+  }
+
   async getProjectData(projectId: string, options?: CallOptions): Promise<ProjectData> {
     const data = await this.send(
       { method: 'GET', path: `/project/${seg(projectId, 'projectId')}/data`, route: 'GET /project/{pid}/data', schema: ProjectDataSchema, idempotent: true },
       options,
     );
-    return data ? { project: data.project, tasks: data.tasks ?? [], columns: data.columns ?? [] } : { project: undefined, tasks: [], columns: [] };
+    // An empty answer stays an empty list: the caller confirms a missing list with listProjects.
+    if (!data) return { project: undefined, tasks: [], columns: [] };
+    return { project: data.project, tasks: (data.tasks ?? []).filter((t) => !isDeletedTask(t)), columns: data.columns ?? [] };
   }
 
   async getTask(projectId: string, taskId: string, options?: CallOptions): Promise<Task> {
@@ -152,7 +164,7 @@ class HttpGateway implements DidaGateway {
       },
       options,
     );
-    return required(task, 'GET /project/{pid}/task/{tid}');
+    return liveTask(task, 'GET /project/{pid}/task/{tid}', taskId);
   }
 
   async createTask(input: NewTask, options?: CallOptions): Promise<Task> {
@@ -166,7 +178,7 @@ class HttpGateway implements DidaGateway {
       { method: 'POST', path: `/task/${seg(task.id, 'task.id')}`, route: 'POST /task/{tid}', body: task, schema: TaskSchema, idempotent: false },
       options,
     );
-    return updated ?? this.getTask(task.projectId, task.id, options);
+    return updated ? liveTask(updated, 'POST /task/{tid}', task.id) : this.getTask(task.projectId, task.id, options);
   }
 
   async completeTask(projectId: string, taskId: string, options?: CallOptions): Promise<void> {
@@ -196,17 +208,31 @@ class HttpGateway implements DidaGateway {
   }
 
   async listComments(projectId: string, taskId: string, options?: CallOptions): Promise<Comment[]> {
-    const comments = await this.send(
+    const path = `/project/${seg(projectId, 'projectId')}/task/${seg(taskId, 'taskId')}/comments`;
+    return readAllCommentPages(async (offset, limit) => {
+      const page = await this.send(
+        { method: 'GET', path: `${path}?offset=${offset}&limit=${limit}`, route: 'GET /project/{pid}/task/{tid}/comments', schema: zm.array(CommentSchema), idempotent: true },
+        options,
+      );
+      if (page) return page;
+      // An empty body (not `[]`) may mean the task is gone: getTask throws not_found then.
+      await this.getTask(projectId, taskId, options);
+      return [];
+    });
+  }
+
+  async readRawComments(projectId: string, taskId: string, page?: { offset: number; limit: number }, options?: CallOptions): Promise<unknown> {
+    const query = page ? `?offset=${page.offset}&limit=${page.limit}` : '';
+    return this.send(
       {
         method: 'GET',
-        path: `/project/${seg(projectId, 'projectId')}/task/${seg(taskId, 'taskId')}/comments`,
+        path: `/project/${seg(projectId, 'projectId')}/task/${seg(taskId, 'taskId')}/comments${query}`,
         route: 'GET /project/{pid}/task/{tid}/comments',
-        schema: zm.array(CommentSchema),
+        schema: zm.unknown(),
         idempotent: true,
       },
       options,
     );
-    return comments ?? [];
   }
 
   async addComment(projectId: string, taskId: string, text: string, options?: CallOptions): Promise<Comment> {
@@ -294,9 +320,12 @@ class HttpGateway implements DidaGateway {
         headers,
         body: spec.body === undefined ? undefined : JSON.stringify(spec.body),
         signal,
+        // Never follow: a 301/302 would turn a write into a GET whose answer looks like a successful write.
+        redirect: 'manual',
       });
       status = response.status;
       const text = await response.text();
+      if (status >= 300 && status < 400) throw this.redirectError(spec.route, response);
       if (!response.ok) throw this.httpError(spec.route, response, text);
       const parsed = this.parse(spec, text);
       report(status, undefined);
@@ -335,8 +364,21 @@ class HttpGateway implements DidaGateway {
     return result.data as Parsed<S>;
   }
 
+  private redirectError(route: string, response: Response): DidaError {
+    const location = this.excerpt(response.headers.get('location') ?? '') ?? '(no Location header)';
+    return new DidaError({
+      code: 'invalid_response',
+      status: response.status,
+      route,
+      location,
+      message:
+        `Dida answered ${response.status} to ${route} with a redirect to ${location}; requests are never sent on to another address, ` +
+        'so nothing was changed. Check the Dida region or base URL in the config (it must be the Open API address itself).',
+    });
+  }
+
   private httpError(route: string, response: Response, text: string): DidaError {
-    const code = codeForStatus(response.status);
+    const code = codeForAnswer(response.status, text);
     const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
     const excerpt = this.excerpt(text);
     return new DidaError({
@@ -344,6 +386,7 @@ class HttpGateway implements DidaGateway {
       status: response.status,
       route,
       retryAfterMs,
+      ...(code === 'not_found' ? { notFoundSignal: response.status === 404 ? 'status' : 'error_body' } : {}),
       bodyExcerpt: excerpt,
       message: `Dida answered ${response.status} to ${route}: ${adviceFor(code)}.${excerpt ? ` Server said: ${excerpt}` : ''}`,
     });

@@ -108,6 +108,12 @@ export function isItemCompleted(item: Pick<ChecklistItem, 'status'>): boolean {
   return item.status === 1 || item.status === 2;
 }
 
+/** Whether a task read back from Dida is a deleted one (live Dida may still answer it, with `deleted` set). */
+export function isDeletedTask(task: object): boolean {
+  const flag = (task as { deleted?: unknown }).deleted;
+  return flag !== undefined && flag !== null && flag !== false && flag !== 0 && flag !== '0' && flag !== '';
+}
+
 /** A checklist item to create: no id yet. */
 export interface NewChecklistItem {
   title: string;
@@ -137,7 +143,11 @@ export interface NewTask {
   tags?: string[];
 }
 
-/** An update sends the whole task (Dida has no partial update); items without `id` are new. */
+/**
+ * An update. Live Dida merges the fields present and keeps the ones left out (items and their ids included);
+ * `items`, when present, replaces the whole checklist, and items without `id` are new. Some services ignore an
+ * update without `title`, and `status` may be honoured (0 re-opens), so send only what changes, plus the title.
+ */
 export interface TaskUpdate {
   id: string;
   projectId: string;

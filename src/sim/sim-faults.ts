@@ -2,15 +2,26 @@
 import * as z from 'zod/mini';
 import { describeIssues } from '../common/schema-issues';
 
-export type SimFaultKind = 'status' | 'latency' | 'drop' | 'truncate' | 'empty' | 'timeout';
-export const SIM_FAULT_KINDS: readonly SimFaultKind[] = ['status', 'latency', 'drop', 'truncate', 'empty', 'timeout'];
+export type SimFaultKind = 'status' | 'latency' | 'drop' | 'truncate' | 'empty' | 'timeout' | 'redirect';
+export const SIM_FAULT_KINDS: readonly SimFaultKind[] = ['status', 'latency', 'drop', 'truncate', 'empty', 'timeout', 'redirect'];
+
+/** The statuses a `redirect` fault may answer with. */
+export const REDIRECT_STATUSES: readonly number[] = [301, 302, 303, 307, 308];
 
 export interface SimFault {
   /** A route key such as `POST /task`; omitted = any route. */
   route?: string;
   kind: SimFaultKind;
-  /** `status`: the status to answer. `empty`: the success status to send (default 201). */
+  /**
+   * `status`: the status to answer. `empty`: the success status to send (default 201). `redirect`: 301, 302, 303,
+   * 307 or 308 (default 302).
+   */
   status?: number;
+  /**
+   * `redirect`: the Location header (default: the request's own path, as an http→https or host move would send).
+   * The request is not applied.
+   */
+  location?: string;
   /** Seconds, sent as a Retry-After header. */
   retryAfter?: number;
   /** `latency`: delay before the normal answer. */
@@ -32,6 +43,9 @@ export class FaultQueue {
 
   add(fault: SimFault): void {
     if (!SIM_FAULT_KINDS.includes(fault.kind)) throw new Error(`unknown fault kind ${String(fault.kind)}`);
+    if (fault.kind === 'redirect' && fault.status !== undefined && !REDIRECT_STATUSES.includes(fault.status)) {
+      throw new Error(`a redirect fault answers ${REDIRECT_STATUSES.join(', ')} (got ${fault.status})`);
+    }
     const times = fault.times ?? 1;
     if (!(times > 0)) return;
     this.faults.push({ fault: { ...fault }, toSkip: Math.max(0, fault.skip ?? 0), remaining: times });
@@ -69,8 +83,9 @@ export class FaultQueue {
 /** A SimFault as JSON (HTTP control API): `times: null` means Infinity. */
 const FaultJsonSchema = z.object({
   route: z.optional(z.string()),
-  kind: z.enum(['status', 'latency', 'drop', 'truncate', 'empty', 'timeout']),
+  kind: z.enum(['status', 'latency', 'drop', 'truncate', 'empty', 'timeout', 'redirect']),
   status: z.optional(z.number().check(z.int(), z.gte(100), z.lte(599))),
+  location: z.optional(z.string()),
   retryAfter: z.optional(z.number().check(z.gte(0))),
   delayMs: z.optional(z.number().check(z.gte(0))),
   skip: z.optional(z.number().check(z.int(), z.gte(0))),

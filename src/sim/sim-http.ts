@@ -1,6 +1,6 @@
 // Low-level HTTP helpers of the simulator: reading bodies, JSON answers, fault answers, truncated answers.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { SimHttpError, unauthorized, type JsonObject } from './sim-util';
+import { errorBody, SimHttpError, unauthorized, type JsonObject } from './sim-util';
 
 /** Request bodies above this size are refused with 413. */
 export const MAX_BODY_BYTES = 5 * 1024 * 1024;
@@ -11,7 +11,7 @@ export async function readBody(req: IncomingMessage): Promise<string> {
   for await (const chunk of req) {
     const buf = chunk as Buffer;
     size += buf.length;
-    if (size > MAX_BODY_BYTES) throw new SimHttpError(413, { errorCode: 'payload_too_large', errorMessage: 'request body too large' });
+    if (size > MAX_BODY_BYTES) throw new SimHttpError(413, errorBody('payload_too_large', 'request body too large'));
     chunks.push(buf);
   }
   return Buffer.concat(chunks).toString('utf8');
@@ -23,7 +23,7 @@ export function parseJsonBody(text: string): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch {
-    throw new SimHttpError(400, { errorCode: 'invalid_json', errorMessage: 'the request body is not valid JSON' });
+    throw new SimHttpError(400, errorBody('invalid_json', 'the request body is not valid JSON'));
   }
 }
 
@@ -60,6 +60,17 @@ export function sendTruncated(res: ServerResponse, status: number, body: unknown
   res.write(cut, () => res.socket?.destroy());
 }
 
+/**
+ * A redirect (`redirect` fault): the status with a Location header and a short HTML body, as a web server in
+ * front of the API sends it.
+ */
+export function sendRedirect(res: ServerResponse, status: number, location: string): void {
+  if (res.destroyed || res.headersSent) return;
+  const text = '<html><body>Moved</body></html>';
+  res.writeHead(status, { Location: location, 'Content-Type': 'text/html', 'Content-Length': String(Buffer.byteLength(text)) });
+  res.end(text);
+}
+
 /** The error a `status` fault answers with: OAuth style for 401, Dida style otherwise. */
 export function faultError(status: number, retryAfter?: number): SimHttpError {
   const headers: Record<string, string> = retryAfter !== undefined ? { 'Retry-After': String(retryAfter) } : {};
@@ -71,10 +82,10 @@ export function faultError(status: number, retryAfter?: number): SimHttpError {
 }
 
 function faultBody(status: number): JsonObject {
-  if (status === 403) return { errorCode: 'no_project_permission', errorMessage: 'No permission for this project' };
-  if (status === 404) return { errorCode: 'not_found', errorMessage: 'Not found' };
-  if (status === 429) return { errorCode: 'too_many_requests', errorMessage: 'Too many requests, slow down' };
-  if (status === 503) return { errorCode: 'service_unavailable', errorMessage: 'Service temporarily unavailable' };
-  if (status >= 500) return { errorCode: 'internal_server_error', errorMessage: 'Internal server error (injected)' };
-  return { errorCode: `http_${status}`, errorMessage: `Injected status ${status}` };
+  if (status === 403) return errorBody('no_project_permission', 'No permission for this project');
+  if (status === 404) return errorBody('not_found', 'Not found');
+  if (status === 429) return errorBody('too_many_requests', 'Too many requests, slow down');
+  if (status === 503) return errorBody('service_unavailable', 'Service temporarily unavailable');
+  if (status >= 500) return errorBody('internal_server_error', 'Internal server error (injected)');
+  return errorBody(`http_${status}`, `Injected status ${status}`);
 }

@@ -1,6 +1,6 @@
 // The Open API route table of the simulator: route keys, path matching, and the handler of each route.
 import type { SimState } from './sim-state';
-import { badRequest, isObject, type JsonObject } from './sim-util';
+import { badRequest, ID_SHAPE, isObject, serverError, SimEmptyAnswer, type JsonObject } from './sim-util';
 
 /** Every route the simulator serves, as `"<METHOD> <template>"` keys relative to `/open/v1`. */
 export const SIM_ROUTES = [
@@ -57,7 +57,25 @@ function objectBody(req: RouteRequest): JsonObject {
   return req.body;
 }
 
-function intParam(query: URLSearchParams, name: string, fallback: number): number {
+/** A project id as live Dida takes it in a path or body: 24 hex characters, `inbox` or `inbox<digits>`. */
+const PROJECT_ID_SHAPE = /^(?:[0-9a-f]{24}|inbox\d*)$/i;
+
+/**
+ * Live Dida answers 500 (not 404) for an empty or malformed id; the body names the bad id. Checked before a
+ * handler runs, for path parameters and for the `projectId` (and `id`) of task bodies.
+ */
+function checkId(name: string, value: unknown): void {
+  if (typeof value !== 'string') return;
+  const shape = name === 'projectId' ? PROJECT_ID_SHAPE : ID_SHAPE;
+  if (value === '') throw serverError('invalid_id', `${name} is empty`);
+  if (!shape.test(value)) throw serverError('invalid_id', `${name} ${JSON.stringify(value.slice(0, 40))} is not a valid id`);
+}
+
+const PARAM_NAMES: Record<string, string> = { pid: 'projectId', tid: 'taskId', cid: 'commentId' };
+
+function intParam(query: URLSearchParams, name: string, fallback: number): number;
+function intParam(query: URLSearchParams, name: string, fallback: undefined): number | undefined;
+function intParam(query: URLSearchParams, name: string, fallback: number | undefined): number | undefined {
   const raw = query.get(name);
   if (raw === null || raw === '') return fallback;
   const value = Number(raw);
@@ -78,9 +96,10 @@ const HANDLERS: Record<SimRouteKey, Handler> = {
   'POST /task/{tid}': ({ state }, req) => ok(state.updateTask(req.params.tid!, objectBody(req))),
   'POST /project/{pid}/task/{tid}/complete': ({ state }, { params }) => (state.completeTask(params.pid!, params.tid!), ok()),
   'DELETE /project/{pid}/task/{tid}': ({ state }, { params }) => (state.deleteTask(params.pid!, params.tid!), ok()),
-  'GET /project/{pid}/task/{tid}/comments': ({ state }, { params }) => ok(state.listComments(params.pid!, params.tid!)),
-  'POST /project/{pid}/task/{tid}/comment': ({ state }, req) =>
-    ok(state.addComment(req.params.pid!, req.params.tid!, objectBody(req).title)),
+  // Paged with ?offset=&limit= (limit capped at the commentPageSize quirk); without params: the first page.
+  'GET /project/{pid}/task/{tid}/comments': ({ state }, { params, query }) =>
+    ok(state.listComments(params.pid!, params.tid!, { offset: intParam(query, 'offset', undefined), limit: intParam(query, 'limit', undefined) })),
+  'POST /project/{pid}/task/{tid}/comment': ({ state }, req) => ok(state.addApiComment(req.params.pid!, req.params.tid!, objectBody(req).title)),
   'DELETE /project/{pid}/task/{tid}/comment/{cid}': ({ state }, { params }) =>
     (state.deleteComment(params.pid!, params.tid!, params.cid!), ok()),
   'POST /preference': ({ timeZone }) => ok({ timeZone }),
@@ -90,9 +109,24 @@ const HANDLERS: Record<SimRouteKey, Handler> = {
   },
 };
 
+/** Runs a handler after the id checks; a SimEmptyAnswer from the model becomes a 200 without a body. */
+function guarded(key: SimRouteKey, handler: Handler): Handler {
+  const checksBody = key === 'POST /task' || key === 'POST /task/{tid}';
+  return (ctx, req) => {
+    for (const [param, value] of Object.entries(req.params)) checkId(PARAM_NAMES[param] ?? param, value);
+    if (checksBody && isObject(req.body)) checkId('projectId', req.body.projectId);
+    try {
+      return handler(ctx, req);
+    } catch (error) {
+      if (error instanceof SimEmptyAnswer) return ok();
+      throw error;
+    }
+  };
+}
+
 const ROUTES: Route[] = SIM_ROUTES.map((key) => {
   const [method, template] = key.split(' ') as [string, string];
-  return { key, method, segments: template.split('/').filter(Boolean), handler: HANDLERS[key] };
+  return { key, method, segments: template.split('/').filter(Boolean), handler: guarded(key, HANDLERS[key]) };
 });
 
 export type RouteMatch =
@@ -106,22 +140,25 @@ function matchSegments(template: string[], path: string[]): Record<string, strin
   for (let i = 0; i < template.length; i++) {
     const t = template[i]!;
     const p = path[i]!;
-    if (t.startsWith('{')) {
-      if (p === '') return undefined;
-      params[t.slice(1, -1)] = p;
-    } else if (t !== p) return undefined;
+    // An empty parameter (`/project//data`) still matches: the handler answers 500 for the empty id, as live does.
+    if (t.startsWith('{')) params[t.slice(1, -1)] = p;
+    else if (t !== p) return undefined;
   }
   return params;
 }
 
-/** Finds the route for a method and a path relative to `/open/v1` (e.g. `/project/abc/data`). */
+/**
+ * Finds the route for a method and a path relative to `/open/v1` (e.g. `/project/abc/data`). Empty segments inside
+ * the path are kept (an empty id); one trailing slash is ignored.
+ */
 export function matchRoute(method: string, path: string): RouteMatch {
   let segments: string[];
   try {
-    segments = path.split('/').filter(Boolean).map((s) => decodeURIComponent(s));
+    segments = path.replace(/^\//, '').replace(/\/$/, '').split('/').map((s) => decodeURIComponent(s));
   } catch {
     return { kind: 'not_found' };
   }
+  if (segments.length === 1 && segments[0] === '') return { kind: 'not_found' };
   const allow: string[] = [];
   for (const route of ROUTES) {
     const params = matchSegments(route.segments, segments);

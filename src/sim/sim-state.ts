@@ -2,8 +2,8 @@
 import { formatDidaDate, formatDidaDateMillis } from '../dida/dida-date';
 import type { ChecklistItem, Project, Task } from '../dida/types';
 import { loadStateFile, saveStateFile, type SimComment, type SimStateData, type StoredComment } from './sim-store';
-import { buildItems, kindFor, nextOccurrence, validateTaskBody, writableFields, type SimQuirks } from './sim-task-ops';
-import { badRequest, clone, MAX_PAGE, newEtag, newId, notFound, SORT_STEP, type JsonObject } from './sim-util';
+import { buildItems, dropUndatedRepeat, kindFor, nextOccurrence, UPDATABLE_STATUSES, validateTaskBody, writableFields, type SimQuirks } from './sim-task-ops';
+import { badRequest, clone, didaError, MAX_PAGE, newEtag, newId, notFound, SimEmptyAnswer, SORT_STEP, type JsonObject } from './sim-util';
 
 export interface SimStateOptions {
   /** Undefined: the data file's user id, else DEFAULT_USER_ID. */
@@ -28,6 +28,8 @@ export class SimState {
   private readonly projects = new Map<string, Project>();
   /** Insertion order = creation order, the tie-break when two tasks share a sortOrder. */
   private readonly tasks = new Map<string, Task>();
+  /** Tasks deleted with `DELETE …` (they carry `deleted: 1`); their comments stay in `comments`. */
+  private readonly trash = new Map<string, Task>();
   private readonly comments = new Map<string, StoredComment[]>();
 
   constructor(options: SimStateOptions) {
@@ -40,7 +42,8 @@ export class SimState {
     if (loaded) {
       for (const p of loaded.projects) this.projects.set(p.id, p as Project);
       for (const t of loaded.tasks) this.tasks.set(t.id, t as Task);
-      for (const c of loaded.comments) this.commentsOf(c.taskId).push(c as StoredComment);
+      for (const t of loaded.deletedTasks ?? []) this.trash.set(t.id, t as Task);
+      for (const c of [...loaded.comments, ...loaded.deletedComments]) this.commentsOf(c.taskId).push(c as StoredComment);
     }
   }
 
@@ -69,7 +72,9 @@ export class SimState {
       timeZone: this.timeZone,
       projects: [...this.projects.values()],
       tasks: [...this.tasks.values()],
-      comments: [...this.comments.values()].flat(),
+      comments: [...this.comments.entries()].filter(([tid]) => !this.trash.has(tid)).flatMap(([, list]) => list),
+      deletedTasks: [...this.trash.values()],
+      deletedComments: [...this.comments.entries()].filter(([tid]) => this.trash.has(tid)).flatMap(([, list]) => list),
     });
   }
 
@@ -94,7 +99,9 @@ export class SimState {
     return this.listProjects().slice(Math.max(offset, 0), Math.max(offset, 0) + size);
   }
 
+  /** `GET /project/{pid}`: the inbox is not a project you can read this way (live most likely refuses it: 404). */
   getProject(pid: string): Project {
+    if (this.resolveProjectId(pid) === this.inboxId) throw notFound(`project ${pid} not found`, 'project_not_found');
     return clone(this.projectOrInbox(pid));
   }
 
@@ -119,13 +126,15 @@ export class SimState {
     return clone(project);
   }
 
-  /** Deletes the project with its tasks and their comments. */
+  /** Deletes the project with its tasks (deleted ones included) and their comments. */
   deleteProject(pid: string): void {
     if (!this.projects.delete(pid)) throw notFound(`project ${pid} not found`, 'project_not_found');
-    for (const task of [...this.tasks.values()]) {
-      if (task.projectId === pid) {
-        this.tasks.delete(task.id);
-        this.comments.delete(task.id);
+    for (const map of [this.tasks, this.trash]) {
+      for (const task of [...map.values()]) {
+        if (task.projectId === pid) {
+          map.delete(task.id);
+          this.comments.delete(task.id);
+        }
       }
     }
     this.persist();
@@ -159,6 +168,13 @@ export class SimState {
     return task ? clone(task) : undefined;
   }
 
+  /** A task deleted with `DELETE …`, as kept in the trash (with `deleted: 1`). */
+  peekDeletedTask(tid: string): Task | undefined {
+    const task = this.trash.get(tid);
+    return task ? clone(task) : undefined;
+  }
+
+  /** A live task of the project; 404 otherwise (deleted tasks included: this is the library's view). */
   private taskIn(pid: string, tid: string): Task {
     const id = this.resolveProjectId(pid);
     const task = this.tasks.get(tid);
@@ -166,8 +182,33 @@ export class SimState {
     return task;
   }
 
+  /**
+   * The task an API call on `(pid, tid)` addresses. A deleted task answers by the `deletedTaskRead` quirk: 404,
+   * a 500 naming the missing task, an empty 200 (SimEmptyAnswer), or (`readable`) the deleted task itself.
+   */
+  private apiTask(pid: string, tid: string): { task: Task; deleted: boolean } {
+    const id = this.resolveProjectId(pid);
+    const deleted = this.trash.get(tid);
+    if (!deleted || deleted.projectId !== id) return { task: this.taskIn(pid, tid), deleted: false };
+    switch (this.quirks.deletedTaskRead) {
+      case 'readable':
+        return { task: deleted, deleted: true };
+      case 'empty200':
+        throw new SimEmptyAnswer();
+      case '500':
+        throw didaError(500, 'task_not_found', `Task not found: ${tid}`);
+      case '404':
+        throw notFound(`task ${tid} not found in project ${pid}`, 'task_not_found');
+      default: {
+        const never: never = this.quirks.deletedTaskRead;
+        throw new Error(`unknown deletedTaskRead ${String(never)}`);
+      }
+    }
+  }
+
+  /** `GET /project/{pid}/task/{tid}`. */
   getTask(pid: string, tid: string): Task {
-    return clone(this.taskIn(pid, tid));
+    return clone(this.apiTask(pid, tid).task);
   }
 
   private nextSortOrder(projectId: string): number {
@@ -211,22 +252,25 @@ export class SimState {
       task.status = seed.status;
       task.completedTime = formatDidaDate(this.now());
     }
+    dropUndatedRepeat(task);
     this.tasks.set(task.id, task);
     this.persist();
     return clone(task);
   }
 
   /**
-   * `POST /task/{tid}`: shallow merge of the keys present. `status` (and other server-owned fields) in the body
-   * are ignored: completion only happens through `/complete`, and a completed task stays completed.
+   * `POST /task/{tid}`: shallow merge of the keys present. Server-owned fields in the body are ignored, and so is
+   * `status` unless the `statusOnUpdate` quirk is `honour` (then 0 re-opens, keeping completedTime, and 2 or -1
+   * closes). With `updateWithoutTitle: 'ignore'` a body without `title` changes nothing. A deleted task answers
+   * by the `deletedTaskRead` quirk; `readable` applies the update to the deleted task, which stays deleted.
    */
   updateTask(tid: string, body: JsonObject): Task {
     if (body.id !== tid) throw badRequest(`body id must equal the task id ${tid}`);
-    const task = this.tasks.get(tid);
-    if (!task) throw notFound(`task ${tid} not found`, 'task_not_found');
+    if (!this.tasks.has(tid) && !this.trash.has(tid)) throw notFound(`task ${tid} not found`, 'task_not_found');
     if (typeof body.projectId !== 'string' || body.projectId === '') throw badRequest('projectId is required');
-    if (this.resolveProjectId(body.projectId) !== task.projectId) throw notFound(`task ${tid} not found in project ${body.projectId}`, 'task_not_found');
+    const { task, deleted } = this.apiTask(body.projectId, tid);
     if ('title' in body && typeof body.title !== 'string') throw badRequest('title must be a string');
+    if (!('title' in body) && this.quirks.updateWithoutTitle === 'ignore') return clone(task);
     validateTaskBody(body);
     const fields = writableFields(body);
     const previousKind = task.kind;
@@ -237,9 +281,14 @@ export class SimState {
     if (next.priority === null) next.priority = 0;
     next.kind = kindFor(next.items, previousKind);
     if (this.quirks.clearContentOnChecklist && previousKind === 'TEXT' && next.kind === 'CHECKLIST') next.content = '';
+    if (this.quirks.statusOnUpdate === 'honour' && UPDATABLE_STATUSES.has(body.status) && body.status !== task.status) {
+      next.status = body.status as number;
+      if (next.status !== 0) next.completedTime = formatDidaDate(this.now());
+    }
+    dropUndatedRepeat(next);
     next.etag = newEtag();
     next.modifiedTime = this.stampMillis();
-    this.tasks.set(tid, next);
+    (deleted ? this.trash : this.tasks).set(tid, next);
     this.persist();
     return clone(next);
   }
@@ -249,8 +298,14 @@ export class SimState {
    * stays open with its dates moved to the next occurrence, and a completed copy (new id) records this one.
    */
   completeTask(pid: string, tid: string): void {
-    const task = this.taskIn(pid, tid);
+    const { task, deleted } = this.apiTask(pid, tid);
     if (task.status === 2) return;
+    if (deleted) {
+      // A deleted task is completed where it lies; it never rolls over to a next occurrence.
+      this.trash.set(tid, { ...task, status: 2, completedTime: formatDidaDate(this.now()), etag: newEtag(), modifiedTime: this.stampMillis() });
+      this.persist();
+      return;
+    }
     const completedTime = formatDidaDate(this.now());
     const next = nextOccurrence(task);
     if (next) {
@@ -267,10 +322,15 @@ export class SimState {
     this.persist();
   }
 
+  /**
+   * `DELETE …/task/{tid}`: the task moves to the trash (out of `/data` and the library's task views) with its
+   * comments. Deleting a deleted task answers by the `deletedTaskRead` quirk (`readable`: a no-op 200).
+   */
   deleteTask(pid: string, tid: string): void {
-    const task = this.taskIn(pid, tid);
+    const { task, deleted } = this.apiTask(pid, tid);
+    if (deleted) return;
     this.tasks.delete(task.id);
-    this.comments.delete(task.id);
+    this.trash.set(task.id, { ...task, deleted: 1, etag: newEtag(), modifiedTime: this.stampMillis() });
     this.persist();
   }
 
@@ -307,18 +367,35 @@ export class SimState {
     return list;
   }
 
-  /** Comments in creation order; like Dida's other list endpoints capped at 200 (the first 200 are kept). */
-  listComments(pid: string, tid: string): SimComment[] {
-    const task = this.taskIn(pid, tid);
-    return (this.comments.get(task.id) ?? []).slice(0, MAX_PAGE).map(wireComment);
+  /**
+   * `GET …/comments`: one page in the `commentOrder` quirk's order, from `offset`, at most `limit` comments and
+   * never more than `commentPageSize` (no params: the first page). A deleted task answers by `deletedTaskRead`.
+   */
+  listComments(pid: string, tid: string, page: { offset?: number | undefined; limit?: number | undefined } = {}): SimComment[] {
+    const { task } = this.apiTask(pid, tid);
+    const all = [...(this.comments.get(task.id) ?? [])];
+    if (this.quirks.commentOrder === 'newest-first') all.reverse();
+    const size = Math.min(page.limit ?? this.quirks.commentPageSize, this.quirks.commentPageSize);
+    const offset = page.offset ?? 0;
+    return all.slice(offset, offset + Math.max(0, size)).map(wireComment);
   }
 
+  /** Every comment of a task (deleted or not) in creation order, not paged. */
   allComments(tid: string): SimComment[] {
     return (this.comments.get(tid) ?? []).map(wireComment);
   }
 
+  /** `POST …/comment`: a deleted task answers by `deletedTaskRead` (`readable`: the comment is added to it). */
+  addApiComment(pid: string, tid: string, text: unknown): SimComment {
+    return this.storeComment(this.apiTask(pid, tid).task, text, this.userId);
+  }
+
+  /** A comment written in the Dida app (any author); the task must exist and not be deleted. */
   addComment(pid: string, tid: string, text: unknown, userId: number = this.userId): SimComment {
-    const task = this.taskIn(pid, tid);
+    return this.storeComment(this.taskIn(pid, tid), text, userId);
+  }
+
+  private storeComment(task: Task, text: unknown, userId: number): SimComment {
     if (typeof text !== 'string' || text.trim() === '') throw badRequest('title is required');
     const stamp = this.stampMillis();
     const comment: StoredComment = { id: newId(), title: text, userId, createdTime: stamp, modifiedTime: stamp, taskId: task.id, projectId: task.projectId };
@@ -328,7 +405,7 @@ export class SimState {
   }
 
   deleteComment(pid: string, tid: string, cid: string): void {
-    const task = this.taskIn(pid, tid);
+    const { task } = this.apiTask(pid, tid);
     const list = this.comments.get(task.id) ?? [];
     const index = list.findIndex((c) => c.id === cid);
     if (index < 0) throw notFound(`comment ${cid} not found`, 'comment_not_found');

@@ -27,20 +27,26 @@ export interface SimStateData {
   projects: Project[];
   /** Every task that is not deleted (open, completed, abandoned), in creation order. */
   tasks: Task[];
-  /** Every comment, grouped by task, in creation order. */
+  /** Every comment of those tasks, grouped by task, in creation order. */
   comments: StoredComment[];
+  /** Tasks deleted with `DELETE …` (each carries `deleted: 1`), kept for the `deletedTaskRead` quirk. */
+  deletedTasks: Task[];
+  /** The comments of the deleted tasks. */
+  deletedComments: StoredComment[];
 }
+
+const CommentFileSchema = z.looseObject({ id: z.string(), taskId: z.string(), projectId: z.string(), title: z.string(), userId: z.number() });
+const TaskFileSchema = z.looseObject({ id: z.string(), projectId: z.string(), title: z.string() });
 
 const StateFileSchema = z.object({
   version: z.literal(1),
   userId: z.optional(z.number()),
   timeZone: z.optional(z.string()),
   projects: z.array(z.looseObject({ id: z.string(), name: z.string() })),
-  tasks: z.array(z.looseObject({ id: z.string(), projectId: z.string(), title: z.string() })),
-  comments: z._default(
-    z.array(z.looseObject({ id: z.string(), taskId: z.string(), projectId: z.string(), title: z.string(), userId: z.number() })),
-    [],
-  ),
+  tasks: z.array(TaskFileSchema),
+  comments: z._default(z.array(CommentFileSchema), []),
+  deletedTasks: z._default(z.array(TaskFileSchema), []),
+  deletedComments: z._default(z.array(CommentFileSchema), []),
 });
 export type LoadedState = z.infer<typeof StateFileSchema>;
 

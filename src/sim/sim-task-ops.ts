@@ -3,17 +3,90 @@ import { formatDidaDate, formatDidaDateMillis, parseDidaDate } from '../dida/did
 import type { ChecklistItem, Task } from '../dida/types';
 import { badRequest, isObject, MAX_ITEMS, newId, SORT_STEP, type JsonObject } from './sim-util';
 
+/**
+ * Behaviours of the live service that the Open API documentation leaves open; each is a switch so the engine can be
+ * proven right under every plausible answer (see SIM_VARIANTS in sim-variants.ts).
+ */
 export interface SimQuirks {
   /** Live Dida gives every checklist item a new id on every update (default on). */
   rewriteItemIds: boolean;
   /** Live Dida clears `content` when a TEXT task becomes a CHECKLIST via update (default on). */
   clearContentOnChecklist: boolean;
+  /**
+   * `status` in `POST /task/{tid}`: `ignore` (default) or `honour` (0 re-opens a completed task and keeps its
+   * completedTime; 2 completes it; -1 abandons it).
+   */
+  statusOnUpdate: 'ignore' | 'honour';
+  /**
+   * How every call on a task deleted with `DELETE` answers (read, update, complete, delete, comments): `404`
+   * (default); `readable` (the task as it was plus `"deleted": 1`, writes still applied to it, as a trash);
+   * `empty200` (a 200 without a body, nothing applied); `500` (a Dida error body naming the missing task).
+   */
+  deletedTaskRead: '404' | 'readable' | 'empty200' | '500';
+  /** An update body without `title`: `apply` (default) or `ignore` (nothing changes; the task is answered as it is). */
+  updateWithoutTitle: 'apply' | 'ignore';
+  /** Order of `GET …/comments`: `oldest-first` (default) or `newest-first`. */
+  commentOrder: 'oldest-first' | 'newest-first';
+  /** Largest page of `GET …/comments` (`?offset=&limit=`, limit capped at this; default 200). */
+  commentPageSize: number;
 }
 
-export const DEFAULT_QUIRKS: SimQuirks = { rewriteItemIds: true, clearContentOnChecklist: true };
+export const DEFAULT_QUIRKS: SimQuirks = {
+  rewriteItemIds: true,
+  clearContentOnChecklist: true,
+  statusOnUpdate: 'ignore',
+  deletedTaskRead: '404',
+  updateWithoutTitle: 'apply',
+  commentOrder: 'oldest-first',
+  commentPageSize: 200,
+};
+
+const STATUS_ON_UPDATE = ['ignore', 'honour'] as const;
+const DELETED_TASK_READ = ['404', 'readable', 'empty200', '500'] as const;
+const UPDATE_WITHOUT_TITLE = ['apply', 'ignore'] as const;
+const COMMENT_ORDER = ['oldest-first', 'newest-first'] as const;
+
+function oneOf<T extends string>(name: string, allowed: readonly T[], value: unknown): T {
+  if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T;
+  throw new Error(`simulator quirk ${name} must be one of ${allowed.join(', ')} (got ${JSON.stringify(value)})`);
+}
+
+/** `base` with the fields of `patch` that are set; throws an Error naming a quirk whose value is not allowed. */
+export function mergeQuirks(base: SimQuirks, patch: Partial<SimQuirks> | undefined): SimQuirks {
+  const out = { ...base };
+  if (!patch) return out;
+  for (const key of ['rewriteItemIds', 'clearContentOnChecklist'] as const) {
+    if (patch[key] === undefined) continue;
+    if (typeof patch[key] !== 'boolean') throw new Error(`simulator quirk ${key} must be true or false`);
+    out[key] = patch[key];
+  }
+  if (patch.statusOnUpdate !== undefined) out.statusOnUpdate = oneOf('statusOnUpdate', STATUS_ON_UPDATE, patch.statusOnUpdate);
+  if (patch.deletedTaskRead !== undefined) out.deletedTaskRead = oneOf('deletedTaskRead', DELETED_TASK_READ, patch.deletedTaskRead);
+  if (patch.updateWithoutTitle !== undefined) out.updateWithoutTitle = oneOf('updateWithoutTitle', UPDATE_WITHOUT_TITLE, patch.updateWithoutTitle);
+  if (patch.commentOrder !== undefined) out.commentOrder = oneOf('commentOrder', COMMENT_ORDER, patch.commentOrder);
+  if (patch.commentPageSize !== undefined) {
+    if (!Number.isInteger(patch.commentPageSize) || patch.commentPageSize < 1) {
+      throw new Error(`simulator quirk commentPageSize must be a positive integer (got ${JSON.stringify(patch.commentPageSize)})`);
+    }
+    out.commentPageSize = patch.commentPageSize;
+  }
+  return out;
+}
 
 /** Fields the server owns: a request body can never set them on a task. */
-const SERVER_TASK_FIELDS = new Set(['id', 'projectId', 'etag', 'createdTime', 'modifiedTime', 'kind', 'status', 'completedTime']);
+const SERVER_TASK_FIELDS = new Set(['id', 'projectId', 'etag', 'createdTime', 'modifiedTime', 'kind', 'status', 'completedTime', 'deleted']);
+
+/** Task statuses an update may set when `statusOnUpdate` is `honour`: open, completed, abandoned. */
+export const UPDATABLE_STATUSES: ReadonlySet<unknown> = new Set([0, 2, -1]);
+
+/**
+ * Live Dida silently drops a repeat rule on a task with neither a start nor a due date; applied to the task as
+ * it results from a create or update.
+ */
+export function dropUndatedRepeat(task: Task): void {
+  const dated = (value: unknown) => typeof value === 'string' && value !== '';
+  if (typeof task.repeatFlag === 'string' && task.repeatFlag !== '' && !dated(task.startDate) && !dated(task.dueDate)) delete task.repeatFlag;
+}
 
 const PRIORITIES = new Set([0, 1, 3, 5]);
 

@@ -1,10 +1,26 @@
 // Small helpers shared by the simulator modules: ids, etags, dates, the HTTP error type.
 import { randomBytes, randomInt } from 'node:crypto';
 
-/** 24 random lower-case hex characters, like a Dida (Mongo ObjectId) id. */
+const ID_PROCESS_PART = randomBytes(5).toString('hex');
+let idCounter = randomInt(0, 2 ** 23);
+
+/**
+ * 24 lower-case hex characters shaped like a Mongo ObjectId, as Dida's ids are: the current second, a per-process
+ * random part and a counter. Ids made later compare greater, so "ties by id" keep creation order within a second.
+ */
 export function newId(): string {
-  return randomBytes(12).toString('hex');
+  idCounter = (idCounter + 1) % 2 ** 24;
+  const seconds = Math.floor(Date.now() / 1000).toString(16).padStart(8, '0').slice(-8);
+  return `${seconds}${ID_PROCESS_PART}${idCounter.toString(16).padStart(6, '0')}`;
 }
+
+/** A Dida-looking error id: 16 random lower-case hex characters (live error bodies carry an `errorId`). */
+export function newErrorId(): string {
+  return randomBytes(8).toString('hex');
+}
+
+/** A well-formed task, comment or list id (24 hex characters). */
+export const ID_SHAPE = /^[0-9a-f]{24}$/i;
 
 const ETAG_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
 
@@ -56,9 +72,30 @@ export class SimHttpError extends Error {
   }
 }
 
-/** A Dida-style error answer: `{"errorCode":"…","errorMessage":"…"}`. */
+/** The body of a Dida-style error answer: `{"errorId":"…","errorCode":"…","errorMessage":"…"}`. */
+export function errorBody(errorCode: string, errorMessage: string): JsonObject {
+  return { errorId: newErrorId(), errorCode, errorMessage };
+}
+
+/** A Dida-style error answer (the body carries `errorId`, `errorCode` and `errorMessage`). */
 export function didaError(status: number, errorCode: string, errorMessage: string): SimHttpError {
-  return new SimHttpError(status, { errorCode, errorMessage });
+  return new SimHttpError(status, errorBody(errorCode, errorMessage));
+}
+
+/** Live Dida answers 500 for malformed ids, an empty project id and unknown routes. */
+export function serverError(errorCode: string, errorMessage: string): SimHttpError {
+  return didaError(500, errorCode, errorMessage);
+}
+
+/**
+ * Thrown by the model when the answer is an empty 200 (a deleted task under `deletedTaskRead: 'empty200'`);
+ * the route layer turns it into a 200 without a body.
+ */
+export class SimEmptyAnswer extends Error {
+  constructor() {
+    super('empty answer');
+    this.name = 'SimEmptyAnswer';
+  }
 }
 
 export function badRequest(message: string, errorCode = 'bad_request'): SimHttpError {

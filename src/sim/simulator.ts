@@ -4,18 +4,19 @@ import type { AddressInfo } from 'node:net';
 import type { Project, Task } from '../dida/types';
 import { handleControl } from './sim-control';
 import { FaultQueue, SIM_FAULT_KINDS, type SimFault } from './sim-faults';
-import { faultError, parseJsonBody, readBody, sendError, sendJson, sendTruncated } from './sim-http';
+import { faultError, parseJsonBody, readBody, sendError, sendJson, sendRedirect, sendTruncated } from './sim-http';
 import { matchRoute, SIM_ROUTES } from './sim-routes';
 import { DEFAULT_USER_ID, SimState } from './sim-state';
 import type { SimComment, SimStateData } from './sim-store';
-import { DEFAULT_QUIRKS, type SimQuirks } from './sim-task-ops';
-import { newToken, SimHttpError, unauthorized, type JsonObject } from './sim-util';
+import { DEFAULT_QUIRKS, mergeQuirks, type SimQuirks } from './sim-task-ops';
+import { simVariantFromEnv } from './sim-variants';
+import { errorBody, newToken, SimHttpError, unauthorized, type JsonObject } from './sim-util';
 
 export { SIM_ROUTES, type SimRouteKey } from './sim-routes';
 import type { SimRouteKey } from './sim-routes';
 export type { SimFault, SimFaultKind } from './sim-faults';
 export type { SimComment, SimStateData } from './sim-store';
-export type { SimQuirks } from './sim-task-ops';
+export { DEFAULT_QUIRKS, type SimQuirks } from './sim-task-ops';
 
 export const SIM_API_PREFIX = '/open/v1';
 export const DEFAULT_SIM_USER_ID = DEFAULT_USER_ID;
@@ -31,6 +32,10 @@ export interface SimulatorOptions {
   userId?: number;
   /** Default `Asia/Shanghai`. */
   timeZone?: string;
+  /**
+   * Live-service behaviours to imitate, over the simulator defaults. When `DIDA_SIM_VARIANT` names a variant
+   * (sim-variants.ts), that variant is the base these are laid over; an unknown name makes startSimulator throw.
+   */
   quirks?: Partial<SimQuirks>;
   /** Clock, default Date.now. */
   now?: () => number;
@@ -95,10 +100,12 @@ export interface Simulator {
   addComment(projectId: string, taskId: string, text: string, options?: { userId?: number | string }): SimComment;
   /** Any task that is not deleted (open or completed); undefined for deleted or unknown ones. */
   getTask(taskId: string): Task | undefined;
+  /** A task deleted with `DELETE …` as the simulator keeps it (with `deleted: 1`); undefined otherwise. */
+  getDeletedTask(taskId: string): Task | undefined;
   /** Tasks in Dida order (sortOrder ascending); open ones only unless includeCompleted. */
   listTasks(projectId?: string, options?: { includeCompleted?: boolean }): Task[];
   listProjects(): Project[];
-  /** Every comment of a task in creation order (not capped). */
+  /** Every comment of a task (also of a deleted one) in creation order, not paged. */
   listComments(taskId: string): SimComment[];
   deleteProject(projectId: string): void;
   closeProject(projectId: string): void;
@@ -124,7 +131,10 @@ export interface Simulator {
    * so a test can make "the person's edit" land at an exact point of an operation. Returns a function that removes it.
    */
   onRequest(hook: SimRequestHook, phase?: 'before' | 'after'): () => void;
+  /** Changes quirks from now on (only the fields given); throws an Error naming a value that is not allowed. */
   setQuirks(quirks: Partial<SimQuirks>): void;
+  /** The quirks in force. */
+  quirks(): SimQuirks;
   expireToken(): void;
   setToken(token: string): void;
   close(): Promise<void>;
@@ -153,14 +163,14 @@ class SimulatorImpl implements Simulator {
     this.model = new SimState({
       userId: options.userId,
       timeZone: options.timeZone ?? 'Asia/Shanghai',
-      quirks: mergeQuirks(DEFAULT_QUIRKS, options.quirks),
+      quirks: mergeQuirks(mergeQuirks(DEFAULT_QUIRKS, simVariantFromEnv().quirks), options.quirks),
       now: options.now ?? Date.now,
       dataFile: options.dataFile,
     });
     this.server = http.createServer((req, res) => {
       this.handle(req, res).catch((error: unknown) => {
         process.stderr.write(`dida simulator: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-        sendJson(res, 500, { errorCode: 'internal_error', errorMessage: 'simulator internal error' });
+        sendJson(res, 500, errorBody('internal_error', 'simulator internal error'));
       });
     });
   }
@@ -212,7 +222,7 @@ class SimulatorImpl implements Simulator {
     if (this.log) res.on('finish', () => process.stderr.write(`sim: ${method} ${url.pathname} ${res.statusCode} ${Date.now() - started}ms\n`));
     if (url.pathname.startsWith('/__sim/')) return this.handleControlRequest(req, res, method, url.pathname);
     if (url.pathname !== SIM_API_PREFIX && !url.pathname.startsWith(`${SIM_API_PREFIX}/`)) {
-      return sendJson(res, 404, { errorCode: 'not_found', errorMessage: `no route ${url.pathname}` });
+      return sendJson(res, 404, errorBody('not_found', `no route ${url.pathname}`));
     }
     this.total++;
     const match = matchRoute(method, url.pathname.slice(SIM_API_PREFIX.length));
@@ -232,15 +242,17 @@ class SimulatorImpl implements Simulator {
       return void req.socket.destroy();
     }
     if (fault?.kind === 'status') return sendError(res, faultError(fault.status ?? 500, fault.retryAfter));
+    if (fault?.kind === 'redirect') return sendRedirect(res, fault.status ?? 302, fault.location ?? url.pathname + url.search);
     if (fault?.kind === 'latency') await this.delay(fault.delayMs ?? 0);
     if (res.destroyed) return;
     const auth = req.headers.authorization ?? '';
     const bearer = /^Bearer\s+(.+)$/i.exec(auth.trim())?.[1];
     if (!bearer) return sendError(res, unauthorized('Full authentication is required to access this resource'));
     if (this.validToken === null || bearer !== this.validToken) return sendError(res, unauthorized('Invalid access token'));
-    if (match.kind === 'not_found') return sendJson(res, 404, { errorCode: 'not_found' });
+    // Live Dida answers 500 for a route it does not serve, whatever the method.
+    if (match.kind === 'not_found') return sendJson(res, 500, errorBody('unknown_exception', `No handler for ${method} ${url.pathname}`));
     if (match.kind === 'method_not_allowed') {
-      return sendJson(res, 405, { errorCode: 'method_not_allowed', errorMessage: `${method} not allowed` }, { Allow: match.allow.join(', ') });
+      return sendJson(res, 500, errorBody('unknown_exception', `Request method ${method} not supported for ${url.pathname}`), { Allow: match.allow.join(', ') });
     }
     let result;
     let body: unknown;
@@ -297,6 +309,10 @@ class SimulatorImpl implements Simulator {
 
   getTask(taskId: string): Task | undefined {
     return this.model.peekTask(taskId);
+  }
+
+  getDeletedTask(taskId: string): Task | undefined {
+    return this.model.peekDeletedTask(taskId);
   }
 
   listTasks(projectId?: string, options: { includeCompleted?: boolean } = {}): Task[] {
@@ -379,6 +395,10 @@ class SimulatorImpl implements Simulator {
     Object.assign(this.model.quirks, mergeQuirks(this.model.quirks, quirks));
   }
 
+  quirks(): SimQuirks {
+    return { ...this.model.quirks };
+  }
+
   expireToken(): void {
     this.validToken = null;
   }
@@ -397,13 +417,6 @@ class SimulatorImpl implements Simulator {
     });
     return this.closing;
   }
-}
-
-function mergeQuirks(base: SimQuirks, patch: Partial<SimQuirks> | undefined): SimQuirks {
-  const out = { ...base };
-  if (typeof patch?.rewriteItemIds === 'boolean') out.rewriteItemIds = patch.rewriteItemIds;
-  if (typeof patch?.clearContentOnChecklist === 'boolean') out.clearContentOnChecklist = patch.clearContentOnChecklist;
-  return out;
 }
 
 /** Starts a simulator on 127.0.0.1 and resolves once it listens. */

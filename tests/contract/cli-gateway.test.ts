@@ -10,6 +10,7 @@ runGatewayContract('dida CLI (fake dida over the simulator)', async () => {
   return {
     gateway,
     sim,
+    reaches: { commentPaging: false, refusesRedirects: false },
     async cleanup() {
       await gateway.close();
       await fake.cleanup();

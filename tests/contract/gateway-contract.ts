@@ -1,13 +1,19 @@
 // One behaviour suite every DidaGateway implementation must pass, run against the Dida simulator.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { DidaGateway } from '../../src/dida/dida-gateway';
 import { DidaError } from '../../src/dida/dida-error';
 import { isItemCompleted } from '../../src/dida/types';
+import { DEFAULT_QUIRKS, type SimQuirks } from '../../src/sim/sim-task-ops';
 import type { Simulator } from '../../src/sim/simulator';
 
 export interface ContractSubject {
   gateway: DidaGateway;
   sim: Simulator;
+  /**
+   * What the implementation can reach of the live-semantics contract: `commentPaging` (reads every page of
+   * comments; the `dida` CLI has no paging options) and `refusesRedirects` (the CLI's own fetch follows them).
+   */
+  reaches: { commentPaging: boolean; refusesRedirects: boolean };
   cleanup(): Promise<void>;
 }
 
@@ -34,6 +40,10 @@ export function runGatewayContract(label: string, setup: () => Promise<ContractS
     });
     afterAll(async () => {
       await subject?.cleanup();
+    });
+    afterEach(() => {
+      sim.setQuirks(DEFAULT_QUIRKS);
+      sim.clearFaults();
     });
 
     it('lists, creates and reads projects', async () => {
@@ -158,6 +168,102 @@ export function runGatewayContract(label: string, setup: () => Promise<ContractS
       sim.injectFault({ route: 'GET /project', kind: 'status', status: 401, times: 1 });
       const auth = await expectDidaError(gateway.listProjects(), 'auth');
       expect(auth.message).not.toContain(sim.token);
+    });
+
+    describe('live semantics', () => {
+      it('orders comments by createdTime then id, never by list position, whatever order Dida lists them in', async () => {
+        sim.setQuirks({ commentOrder: 'newest-first' });
+        const project = sim.seedProject({ name: 'order' });
+        const task = sim.seedTask({ projectId: project.id, title: 'o' });
+        for (let i = 0; i < 6; i++) sim.addComment(project.id, task.id, `c${i}`);
+        const expected = ['c0', 'c1', 'c2', 'c3', 'c4', 'c5'];
+        expect((await gateway.listComments(project.id, task.id)).map((c) => c.title)).toEqual(expected);
+        sim.setQuirks({ commentOrder: 'oldest-first' });
+        expect((await gateway.listComments(project.id, task.id)).map((c) => c.title)).toEqual(expected);
+      });
+
+      it('reads every page of comments (or, where it cannot page, the first page in order)', async () => {
+        sim.setQuirks({ commentOrder: 'newest-first', commentPageSize: 50 });
+        const project = sim.seedProject({ name: 'pages' });
+        const task = sim.seedTask({ projectId: project.id, title: 'p' });
+        const titles = Array.from({ length: 120 }, (_, i) => `c${String(i).padStart(3, '0')}`);
+        for (const title of titles) sim.addComment(project.id, task.id, title);
+        const comments = await gateway.listComments(project.id, task.id);
+        if (subject.reaches.commentPaging) expect(comments.map((c) => c.title)).toEqual(titles);
+        else expect(comments.map((c) => c.title)).toEqual(titles.slice(70));
+      });
+
+      const deletionCases: Array<[SimQuirks['deletedTaskRead'], DidaError['notFoundSignal']]> = [
+        ['404', 'status'],
+        ['readable', 'deleted_flag'],
+        ['empty200', 'empty_answer'],
+        ['500', 'error_body'],
+      ];
+      for (const [mode, signal] of deletionCases) {
+        it(`recognises a deleted task answered as ${mode} as not_found (${signal}) on read, update and comment`, async () => {
+          sim.setQuirks({ deletedTaskRead: mode });
+          const project = sim.seedProject({ name: `deleted ${mode}` });
+          const task = sim.seedTask({ projectId: project.id, title: 'gone', items: [{ title: 'a' }] });
+          const read = await gateway.getTask(project.id, task.id);
+          await gateway.deleteTask(project.id, task.id);
+          const error = await expectDidaError(gateway.getTask(project.id, task.id), 'not_found');
+          expect(error.notFoundSignal).toBe(signal);
+          expect(error.retryable).toBe(false);
+          await expectDidaError(gateway.updateTask({ id: read.id, projectId: read.projectId, title: 'renamed' }), 'not_found');
+          if (mode !== 'readable') await expectDidaError(gateway.addComment(project.id, task.id, 'late'), 'not_found');
+          expect((await gateway.getProjectData(project.id)).tasks).toEqual([]);
+        });
+      }
+
+      it('leaves out of project data a task that Dida lists with deleted set', async () => {
+        const project = sim.seedProject({ name: 'flagged' });
+        const kept = sim.seedTask({ projectId: project.id, title: 'kept' });
+        const flagged = sim.seedTask({ projectId: project.id, title: 'flagged' });
+        sim.editTask(flagged.id, { deleted: 1 });
+        expect((await gateway.getProjectData(project.id)).tasks.map((t) => t.id)).toEqual([kept.id]);
+      });
+
+      it('treats a 500 that names a bad id as not_found, not as a temporary server error', async () => {
+        const project = sim.seedProject({ name: 'bad ids' });
+        const error = await expectDidaError(gateway.getTask(project.id, 'not-a-task-id'), 'not_found');
+        expect(error.status).toBe(500);
+        expect(error.notFoundSignal).toBe('error_body');
+        expect(error.retryable).toBe(false);
+        // an ordinary 500 stays a temporary server error
+        sim.injectFault({ route: 'GET /project/{pid}/data', kind: 'status', status: 500 });
+        expect((await expectDidaError(gateway.getProjectData(project.id), 'server')).retryable).toBe(true);
+      });
+
+      it('deletes a list with its tasks', async () => {
+        const project = sim.seedProject({ name: 'scratch' });
+        sim.seedTask({ projectId: project.id, title: 'inside' });
+        await gateway.deleteProject(project.id);
+        expect(sim.listProjects().some((p) => p.id === project.id)).toBe(false);
+        expect(sim.listTasks(project.id)).toEqual([]);
+      });
+
+      it('never follows a redirect: a redirected write is an error naming the status and the Location', async () => {
+        const project = sim.seedProject({ name: 'redirect' });
+        const task = sim.seedTask({ projectId: project.id, title: 'keep' });
+        const location = `${sim.baseUrl}/project/${project.id}/task/${task.id}`;
+        for (const status of [301, 302, 307, 308]) {
+          sim.injectFault({ route: 'POST /task/{tid}', kind: 'redirect', status, location });
+          const outcome = gateway.updateTask({ id: task.id, projectId: project.id, title: 'changed' });
+          if (subject.reaches.refusesRedirects) {
+            const error = await expectDidaError(outcome, 'invalid_response');
+            expect(error.status).toBe(status);
+            expect(error.location).toBe(location);
+            expect(error.message).toContain(String(status));
+            expect(error.message).toContain(location);
+          } else {
+            // The CLI follows the redirect itself; what it answers cannot be trusted as the write's result.
+            await outcome.catch(() => undefined);
+          }
+          expect(sim.getTask(task.id)?.title).toBe('keep');
+        }
+        sim.injectFault({ route: 'GET /project', kind: 'redirect', status: 302, location: 'https://elsewhere.example/open/v1/project' });
+        if (subject.reaches.refusesRedirects) expect((await expectDidaError(gateway.listProjects(), 'invalid_response')).location).toContain('elsewhere.example');
+      });
     });
   });
 }

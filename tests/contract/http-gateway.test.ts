@@ -8,6 +8,7 @@ runGatewayContract('HTTP client', async () => {
   return {
     gateway,
     sim,
+    reaches: { commentPaging: true, refusesRedirects: true },
     async cleanup() {
       await gateway.close();
       await sim.close();

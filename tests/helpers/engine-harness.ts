@@ -1,4 +1,5 @@
 // Builds a WorkEngine over the real HTTP gateway and a started simulator, with temp state, locks and a settable clock.
+// The simulator runs the variant named by DIDA_SIM_VARIANT (default kind), so the engine suites run under every one.
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,6 +9,7 @@ import { WorkEngine } from '../../src/core/work-engine';
 import type { EngineState } from '../../src/core/work-state';
 import { createHttpGateway } from '../../src/dida/http-gateway';
 import type { DidaGateway } from '../../src/dida/dida-gateway';
+import { simVariantFromEnv } from '../../src/sim/sim-variants';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
 import { openEngineStore } from '../../src/wiring/runtime';
 
@@ -23,6 +25,7 @@ export interface EngineHarness {
 }
 
 export interface EngineHarnessOptions {
+  /** A simulator the test started itself (its quirks are its own); default: one started with the env variant. */
   sim?: Simulator;
   dir?: string;
   retries?: number;
@@ -32,7 +35,7 @@ export interface EngineHarnessOptions {
 }
 
 export async function startEngineHarness(options: EngineHarnessOptions = {}): Promise<EngineHarness> {
-  const sim = options.sim ?? (await startSimulator());
+  const sim = options.sim ?? (await startSimulator({ quirks: simVariantFromEnv().quirks }));
   const dir = options.dir ?? (await mkdtemp(path.join(os.tmpdir(), 'dida-engine-')));
   const gateway = createHttpGateway({ token: sim.token, baseUrl: sim.baseUrl, timeoutMs: options.timeoutMs ?? 2000, retry: { retries: options.retries ?? 0, baseDelayMs: 1, maxDelayMs: 5 } });
   const { state, locks } = openEngineStore({ stateFile: path.join(dir, 'state.json'), lockDir: path.join(dir, 'locks') });

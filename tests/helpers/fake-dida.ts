@@ -168,6 +168,10 @@ async function execute(token: string, args: ParsedArgs): Promise<{ json: unknown
       if (sortOrder !== undefined) body.sortOrder = Number.parseInt(sortOrder, 10);
       return { json: await api(token, 'POST', '/project', body), text: '✓ 清单已创建' };
     }
+    case 'project delete': {
+      await api(token, 'DELETE', `/project/${enc(need(rest[0], 'projectId'))}`);
+      return { json: undefined, text: '清单已删除' };
+    }
     case 'task get': {
       const task = await api(token, 'GET', `/project/${enc(need(rest[0], 'projectId'))}/task/${enc(need(rest[1], 'taskId'))}`);
       return { json: task, text: '任务详情' };

@@ -91,6 +91,22 @@ describe('CLI gateway API errors', () => {
     expect(sim.listTasks(project.id).map((t) => t.title)).not.toContain('once');
   });
 
+  it('never retries a 500 that names a missing task or a bad id: it is not_found', async () => {
+    const project = sim.seedProject({ name: 'named 500' });
+    const task = sim.seedTask({ projectId: project.id, title: 'soon gone' });
+    sim.setQuirks({ deletedTaskRead: '500' });
+    try {
+      const cli = gateway({ readRetries: 1, retryDelayMs: 10 });
+      await cli.deleteTask(project.id, task.id);
+      const error = await didaFailure(cli.getTask(project.id, task.id), 'not_found');
+      expect(error).toMatchObject({ status: 500, notFoundSignal: 'error_body' });
+      await didaFailure(cli.getTask(project.id, 'not-an-id'), 'not_found');
+      expect(loggedArgv().map((argv) => argv.slice(0, 2).join(' '))).toEqual(['task delete', 'task get', 'task get']);
+    } finally {
+      sim.setQuirks({ deletedTaskRead: '404' });
+    }
+  });
+
   it('recovers the created task when Dida answers a create with an empty body', async () => {
     const project = sim.seedProject({ name: 'empty' });
     sim.injectFault({ route: 'POST /task', kind: 'empty', times: 1 });

@@ -15,14 +15,13 @@ import { createdTask, editsOf, MATRIX_OPS } from '../helpers/interleaving-ops';
 /** This file runs the first half of the operations; engine-interleavings-more.test.ts the rest. */
 const OPS = MATRIX_OPS.slice(0, Math.ceil(MATRIX_OPS.length / 2));
 import { applyEdit, COMMENT, duplicates, editKept, flightWindow, ITEM_EDITS, record, type EditKind, type MatrixOp, type Recorded, type World } from '../helpers/interleaving-world';
-import { simQuirksForTests } from '../helpers/sim-variant';
 
 let sim: Simulator;
 let root: string;
 const totals = { cells: 0, lostInWindow: 0, notApplicable: 0 };
 
 beforeAll(async () => {
-  sim = await startSimulator({ quirks: simQuirksForTests() });
+  sim = await startSimulator();
   // State files on a memory file system when there is one: the matrix runs thousands of fsyncs.
   root = await mkdtemp(path.join(existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir(), 'dida-matrix-'));
 });

@@ -173,6 +173,72 @@ describe('timeouts, aborts and broken bodies', () => {
   });
 });
 
+describe('live semantics', () => {
+  it('never retries a 5xx that names a missing task or a bad id, and reports it as not_found', async () => {
+    sim.setQuirks({ deletedTaskRead: '500' });
+    try {
+      const task = sim.seedTask({ projectId, title: 'deleted then read' });
+      await gateway.deleteTask(projectId, task.id);
+      sim.resetCounters();
+      const error = await failure(gateway.getTask(projectId, task.id));
+      expect(error).toMatchObject({ code: 'not_found', status: 500, notFoundSignal: 'error_body' });
+      expect(sim.counters()['GET /project/{pid}/task/{tid}']).toBe(1);
+      const bad = await failure(gateway.getProjectData('not-an-id'));
+      expect(bad).toMatchObject({ code: 'not_found', status: 500 });
+      expect(sim.counters()['GET /project/{pid}/data']).toBe(1);
+    } finally {
+      sim.setQuirks({ deletedTaskRead: '404' });
+    }
+  });
+
+  it('reads an empty answer to a task or list read as not_found, once', async () => {
+    const task = sim.seedTask({ projectId, title: 'empty read' });
+    sim.injectFault({ route: 'GET /project/{pid}/task/{tid}', kind: 'empty', status: 200 });
+    expect(await failure(gateway.getTask(projectId, task.id))).toMatchObject({ code: 'not_found', notFoundSignal: 'empty_answer' });
+    sim.injectFault({ route: 'GET /project/{pid}', kind: 'empty', status: 200 });
+    expect(await failure(gateway.getProject(projectId))).toMatchObject({ code: 'not_found', notFoundSignal: 'empty_answer' });
+    expect(attempts.map((a) => a.route)).toEqual(['GET /project/{pid}/task/{tid}', 'GET /project/{pid}']);
+  });
+
+  it('an empty comment list answer is checked against the task: an existing task has no comments', async () => {
+    const task = sim.seedTask({ projectId, title: 'empty comments' });
+    sim.injectFault({ route: 'GET /project/{pid}/task/{tid}/comments', kind: 'empty', status: 200 });
+    expect(await gateway.listComments(projectId, task.id)).toEqual([]);
+    expect(sim.counters()['GET /project/{pid}/task/{tid}']).toBe(1);
+  });
+
+  it('does not follow a redirect of a write: no GET is sent and nothing is taken as written', async () => {
+    const task = sim.seedTask({ projectId, title: 'not redirected' });
+    const location = `${sim.baseUrl}/project/${projectId}/task/${task.id}`;
+    sim.injectFault({ route: 'POST /task/{tid}', kind: 'redirect', status: 302, location });
+    const error = await failure(gateway.updateTask({ id: task.id, projectId, title: 'written?' }));
+    expect(error).toMatchObject({ code: 'invalid_response', status: 302, location, retryable: false });
+    expect(sim.counters()['GET /project/{pid}/task/{tid}']).toBeUndefined();
+    expect(sim.getTask(task.id)?.title).toBe('not redirected');
+    // a redirected read is not retried either
+    sim.injectFault({ route: 'GET /project', kind: 'redirect', status: 301, times: Infinity });
+    expect((await failure(gateway.listProjects())).status).toBe(301);
+    expect(sim.counters()['GET /project']).toBe(1);
+  });
+
+  it('reads comment pages until a short page', async () => {
+    sim.setQuirks({ commentPageSize: 50, commentOrder: 'newest-first' });
+    try {
+      const many = sim.seedTask({ projectId, title: 'many comments' });
+      for (let i = 0; i < 120; i++) sim.addComment(projectId, many.id, `m${i}`);
+      const few = sim.seedTask({ projectId, title: 'few comments' });
+      for (let i = 0; i < 5; i++) sim.addComment(projectId, few.id, `f${i}`);
+      expect((await gateway.listComments(projectId, many.id)).map((c) => c.title)).toEqual(Array.from({ length: 120 }, (_, i) => `m${i}`));
+      expect(sim.counters()['GET /project/{pid}/task/{tid}/comments']).toBe(3);
+      sim.resetCounters();
+      expect((await gateway.listComments(projectId, few.id)).map((c) => c.title)).toEqual(['f0', 'f1', 'f2', 'f3', 'f4']);
+      expect(sim.counters()['GET /project/{pid}/task/{tid}/comments']).toBe(1);
+    } finally {
+      sim.setQuirks({ commentPageSize: 200, commentOrder: 'oldest-first' });
+    }
+  });
+});
+
 describe('configuration', () => {
   it('resolves regions and validates explicit base URLs', () => {
     expect(resolveBaseUrl(undefined, undefined)).toBe('https://api.dida365.com/open/v1');

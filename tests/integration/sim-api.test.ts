@@ -266,14 +266,14 @@ describe('tasks', () => {
     expect(sim.listComments(task.id).map((c) => c.title)).toEqual(['second']);
   });
 
-  it('answers 404 not_found for unknown routes and 405 for a wrong method', async () => {
+  it('answers 500 with a Dida error body for unknown routes and wrong methods, as live does', async () => {
     const unknown = await call('GET', '/nope/here');
-    expect(unknown.status).toBe(404);
-    expect(unknown.json).toEqual({ errorCode: 'not_found' });
+    expect(unknown.status).toBe(500);
+    expect(unknown.json).toMatchObject({ errorCode: 'unknown_exception', errorId: expect.any(String) });
     const wrong = await call('PUT', '/task');
-    expect(wrong.status).toBe(405);
+    expect(wrong.status).toBe(500);
     expect(wrong.headers.get('allow')).toContain('POST');
-    expect((await call('GET', '/preference')).status).toBe(405);
+    expect((await call('GET', '/preference')).status).toBe(500);
     const outside = await fetch(`${sim.origin}/v2/project`);
     expect(outside.status).toBe(404);
   });
