@@ -94,7 +94,7 @@ export function describeFailure(error: unknown, text: CliText): FailureInfo {
 export function configErrorMessage(error: ConfigError, text: CliText, home?: string): string {
   const { t } = text;
   const parts = error.issues.map((issue) => {
-    const where = [issue.line !== undefined ? t('cli.config.line', { line: issue.line }) : '', issue.path !== '(root)' || issue.unknownKey === undefined ? `\`${issue.path}\`` : '']
+    const where = [issue.line !== undefined ? t('cli.config.line', { line: issue.line }) : '', issue.path !== '(root)' ? `\`${issue.path}\`` : '']
       .filter(Boolean)
       .join(' ');
     const what = issue.unknownKey !== undefined ? t('cli.config.unknownKey', { key: safeText(issue.unknownKey) }) : safeText(issue.problem);

@@ -7,6 +7,20 @@ import type { DidaTodoConfig } from '../store/config-store';
 import { displayPath } from '../store/paths';
 import type { Runtime } from '../wiring/runtime';
 
+/**
+ * How a login changes config.yaml: `baseUrl` becomes the checked address when --base-url was given and is removed
+ * otherwise (a login to real Dida undoes `--base-url` and `sim --use`); `region` is saved when given.
+ */
+export function loginChange(flags: { baseUrl?: string | undefined; region?: DidaTodoConfig['region'] }, checkedBaseUrl: string): (config: DidaTodoConfig) => DidaTodoConfig {
+  return (config) => {
+    const next: DidaTodoConfig = { ...config };
+    if (flags.baseUrl) next.baseUrl = checkedBaseUrl;
+    else delete next.baseUrl;
+    if (flags.region) next.region = flags.region;
+    return next;
+  };
+}
+
 export interface SavedLogin {
   /** Whether config.yaml's endpoint (baseUrl/region) changed. */
   configChanged: boolean;

@@ -4,11 +4,10 @@ import { helpText, intFlag, parseArgs, UsageError, type FlagSpec } from '../cli-
 import type { CliIo } from '../cli-io';
 import { CliFailure, createStyle, describeFailure, EXIT, printJson, withProgress } from '../cli-output';
 import { endpointFrom, globalOptions, GLOBAL_FLAGS, openCliRuntime, quickGateway, stringFlag, type CliContext, type Endpoint } from '../cli-runtime';
-import { saveTokenAndEndpoint } from '../credentials-save';
+import { loginChange, saveTokenAndEndpoint } from '../credentials-save';
 import { DEFAULT_OAUTH_PORT, DEFAULT_OAUTH_TIMEOUT_SECONDS, OAUTH_BASES } from '../oauth-flow';
 import { isDidaError } from '../../dida/dida-error';
 import { tokenProblem } from '../../dida/token-source';
-import type { DidaTodoConfig } from '../../store/config-store';
 import { displayPath } from '../../store/paths';
 
 const FLAGS: Record<string, FlagSpec> = {
@@ -80,13 +79,7 @@ export async function loginCommand(argv: readonly string[], io: CliIo, ctx: CliC
   if (problem) throw new CliFailure(EXIT.failure, 'oauth_token', t('cli.login.oauthUnusable', { problem }));
 
   const lists = await verifyToken(token, endpoint, io, ctx);
-  const saved = await saveTokenAndEndpoint(runtime, ctx, token, before, (config) => {
-    const next: DidaTodoConfig = { ...config };
-    if (options.baseUrl) next.baseUrl = endpoint.baseUrl;
-    else delete next.baseUrl;
-    if (options.region) next.region = options.region;
-    return next;
-  });
+  const saved = await saveTokenAndEndpoint(runtime, ctx, token, before, loginChange(options, endpoint.baseUrl));
 
   const envWins = (ctx.env.DIDA_TODO_TOKEN ?? '').trim() !== '';
   const home = ctx.env.HOME || undefined;

@@ -77,6 +77,8 @@ export async function statusCommand(argv: readonly string[], io: CliIo, ctx: Cli
     problems.push({ severity: 'error', exitCode: EXIT.failure, code: 'config_invalid', message: configProblem });
   }
   const endpoint = endpointFrom(options, config);
+  // Without a readable config.yaml (and no --base-url/--region) nobody knows which Dida is meant.
+  const endpointKnown = config !== undefined || endpoint.source === 'flag';
   const state = await inspectState(runtime.paths.stateFile, runtime.paths.stateDir, ctx.text);
   if (state.problem) problems.push({ severity: 'error', exitCode: EXIT.failure, code: 'state_invalid', message: state.problem });
   for (const leftover of state.leftovers) {
@@ -105,7 +107,7 @@ export async function statusCommand(argv: readonly string[], io: CliIo, ctx: Cli
   // Reachability: one GET /project, only when config.yaml says which Dida.
   let projects: Project[] | undefined;
   const reach: { checked: boolean; ok?: boolean; ms?: number; lists?: number; code?: string; message?: string } = { checked: false };
-  const gateway = token && config ? quickGateway(token, endpoint) : undefined;
+  const gateway = token && endpointKnown ? quickGateway(token, endpoint) : undefined;
   if (gateway && source) {
     const started = performance.now();
     try {
@@ -180,9 +182,9 @@ export async function statusCommand(argv: readonly string[], io: CliIo, ctx: Cli
     exitCode,
     token: source ? { source: source.source, file: source.file ?? null } : null,
     ...(tokenProblem ? { tokenProblem } : {}),
-    region: endpoint.region,
-    baseUrl: endpoint.baseUrl,
-    endpoint: { region: endpoint.region, baseUrl: endpoint.baseUrl, source: endpoint.source, explicit: endpoint.explicit },
+    region: endpointKnown ? endpoint.region : null,
+    baseUrl: endpointKnown ? endpoint.baseUrl : null,
+    endpoint: endpointKnown ? { region: endpoint.region, baseUrl: endpoint.baseUrl, source: endpoint.source, explicit: endpoint.explicit } : null,
     reachability: reach,
     configFile: { file: runtime.paths.configFile, problem: configProblem ?? null },
     cwd: dir,
@@ -260,9 +262,9 @@ interface StatusReport {
   exitCode: number;
   token: { source: string; file: string | null } | null;
   tokenProblem?: string;
-  region: string;
-  baseUrl: string;
-  endpoint: { region: string; baseUrl: string; source: string; explicit: boolean };
+  region: string | null;
+  baseUrl: string | null;
+  endpoint: { region: string; baseUrl: string; source: string; explicit: boolean } | null;
   reachability: { checked: boolean; ok?: boolean; ms?: number; lists?: number; message?: string };
   configFile: { file: string; problem: string | null };
   cwd: string;
@@ -296,8 +298,11 @@ function printHuman(io: CliIo, s: Style, r: StatusReport, p: PrintContext): void
     : r.reachability.ok
       ? `${s.good(t('cli.status.reachable'))}, ${p.text.plural('cli.status.lists', r.reachability.lists ?? 0)}, ${r.reachability.ms} ms`
       : s.bad(t('cli.status.failed', { reason: r.reachability.message ?? '' }));
-  row('cli.status.row.dida', `${r.baseUrl} — ${reach}`);
-  io.out(`${' '.repeat(column)}${s.dim(describeEndpoint(p.endpoint, p.text))}\n`);
+  if (r.baseUrl === null) row('cli.status.row.dida', reach);
+  else {
+    row('cli.status.row.dida', `${r.baseUrl} — ${reach}`);
+    io.out(`${' '.repeat(column)}${s.dim(describeEndpoint(p.endpoint, p.text))}\n`);
+  }
   row('cli.status.row.config', r.configFile.problem ? s.bad(r.configFile.problem) : displayPath(r.configFile.file, p.home));
   if (r.binding) {
     const via = r.binding.inherited ? t('cli.status.via', { dir: r.binding.cwd }) : '';
