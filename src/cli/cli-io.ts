@@ -13,10 +13,10 @@ export interface CliIo {
   /** Whether standard input is a terminal (a person typing: input is read without echo, prompts are shown). */
   readonly stdinIsTTY?: boolean;
   /**
-   * Reads one line from standard input (`login --token -`); on a terminal nothing typed or pasted is echoed.
-   * Absent when there is no input to read.
+   * Reads one line from standard input (`login --token -`). On a terminal, `prompt` is shown once echo is off,
+   * and nothing typed or pasted is echoed. Absent when there is no input to read.
    */
-  readLine?(): Promise<string>;
+  readLine?(prompt?: string): Promise<string>;
 }
 
 export const processIo: CliIo = {
@@ -34,7 +34,7 @@ export const processIo: CliIo = {
   get stdinIsTTY() {
     return process.stdin.isTTY === true;
   },
-  readLine: () => (process.stdin.isTTY ? readHiddenLine(process.stdin, (text) => void process.stderr.write(text)) : readStdinLine(process.stdin)),
+  readLine: (prompt) => (process.stdin.isTTY ? readHiddenLine(process.stdin, (text) => void process.stderr.write(text), prompt) : readStdinLine(process.stdin)),
 };
 
 /** Raised when the person presses Ctrl+C or Ctrl+D at a hidden prompt. */
@@ -45,9 +45,14 @@ export class InputAborted extends Error {
 /**
  * Reads one line from a terminal in raw mode, so the terminal never echoes it (a token stays off the screen and
  * out of scroll-back). Enter ends the line, Backspace deletes, Ctrl+C / Ctrl+D abort with InputAborted; escape
- * sequences (arrow keys, bracketed paste markers) are dropped. `echo` receives only the final newline.
+ * sequences (arrow keys, bracketed paste markers) are dropped. `echo` receives the prompt (only after the terminal
+ * stopped echoing, so nothing typed right after it shows) and the final newline.
  */
-export function readHiddenLine(stream: Pick<NodeJS.ReadStream, 'setRawMode' | 'on' | 'off' | 'resume' | 'pause' | 'setEncoding'>, echo: (text: string) => void): Promise<string> {
+export function readHiddenLine(
+  stream: Pick<NodeJS.ReadStream, 'setRawMode' | 'on' | 'off' | 'resume' | 'pause' | 'setEncoding'>,
+  echo: (text: string) => void,
+  prompt = '',
+): Promise<string> {
   return new Promise((resolve, reject) => {
     let text = '';
     const finish = (error?: Error) => {
@@ -74,6 +79,7 @@ export function readHiddenLine(stream: Pick<NodeJS.ReadStream, 'setRawMode' | 'o
     };
     stream.setEncoding('utf8');
     stream.setRawMode(true);
+    if (prompt) echo(prompt);
     stream.on('data', onData);
     stream.resume();
   });

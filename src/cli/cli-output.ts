@@ -236,7 +236,7 @@ export function guardIo(io: CliIo): GuardedIo {
     get stdinIsTTY() {
       return io.stdinIsTTY;
     },
-    ...(io.readLine ? { readLine: () => io.readLine!() } : {}),
+    ...(io.readLine ? { readLine: (prompt?: string) => io.readLine!(prompt) } : {}),
     hide(secret: string) {
       const s = secret.trim();
       if (s.length >= 4) secrets.add(s);

@@ -126,8 +126,7 @@ function oauthBaseFor(endpoint: Endpoint, ctx: CliContext): string {
 
 async function readTokenFromStdin(io: CliIo, ctx: CliContext): Promise<string> {
   if (!io.readLine) throw new UsageError(ctx.text.t('cli.login.noStdin'));
-  if (io.stdinIsTTY) io.err(ctx.text.t('cli.login.prompt'));
-  const line = (await io.readLine()).trim();
+  const line = (await io.readLine(ctx.text.t('cli.login.prompt'))).trim();
   if (line === '') throw new UsageError(ctx.text.t('cli.login.emptyStdin'));
   return line;
 }
