@@ -126,12 +126,16 @@ export async function ensureDir(dir: string, mode = 0o700): Promise<void> {
   if (created !== undefined) await fs.chmod(dir, mode);
 }
 
-/** Reads a UTF-8 file, or returns undefined when it does not exist. Other errors are thrown. */
+/**
+ * Reads a UTF-8 file, or returns undefined when it does not exist (also when a folder on its path is a file, so
+ * the save that follows reports the real problem). Other errors are thrown.
+ */
 export async function readFileIfExists(file: string): Promise<string | undefined> {
   try {
     return await fs.readFile(file, 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
     throw err;
   }
 }

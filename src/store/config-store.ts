@@ -166,7 +166,8 @@ export function validateConfig(raw: unknown, file: string, source?: SourceMap): 
   if (!result.success) {
     const issues = result.error.issues;
     const touchesBindings = issues.some((issue) => issue.path[0] === 'bindings');
-    const located = issues.flatMap((issue) => locateIssue(issue, source));
+    // In reading order: the person fixes the file top to bottom.
+    const located = issues.flatMap((issue) => locateIssue(issue, source)).sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity));
     throw new ConfigError(file, located.map(describeLocated).join('; '), touchesBindings ? 'Fix the file or run `dida-todo bind` again.' : undefined, located);
   }
   const config = result.data;
@@ -254,7 +255,8 @@ export async function linkTarget(file: string): Promise<string> {
   try {
     return await realpath(file);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
   }
   try {
     return path.resolve(path.dirname(file), await readlink(file));
