@@ -1,6 +1,6 @@
 // Parses `dida-todo` argv into positionals and flags, rejecting unknown flags; renders a command's help.
 import type { CliKey, CliText } from './cli-locale';
-import { displayWidth, padDisplay } from './terminal-text';
+import { afterLabel, displayWidth, padDisplay } from './terminal-text';
 
 export class UsageError extends Error {
   override readonly name = 'UsageError';
@@ -82,5 +82,5 @@ export function helpText(usage: string, summary: string, specs: Record<string, F
   const rows = entries.map(({ flag, description }) =>
     displayWidth(flag) + 2 <= column ? `${padDisplay(flag, column)}${description}` : `${flag}\n${' '.repeat(column)}${description}`,
   );
-  return `${text.t('cli.help.usage')} ${usage}\n\n${summary}\n\n${text.t('cli.help.options')}\n${rows.join('\n')}\n`;
+  return `${afterLabel(text.t('cli.help.usage'), usage)}\n\n${summary}\n\n${text.t('cli.help.options')}\n${rows.join('\n')}\n`;
 }

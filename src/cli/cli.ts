@@ -6,7 +6,7 @@ import { cliText, pickCliLocale, type CliKey, type CliText } from './cli-locale'
 import { describeFailure, guardIo, printJson } from './cli-output';
 import type { CliContext } from './cli-runtime';
 import { PACKAGE_VERSION } from './install-commands';
-import { padDisplay } from './terminal-text';
+import { afterLabel, padDisplay } from './terminal-text';
 import { readFileIfExists } from '../store/atomic-file';
 import { parseConfigText } from '../store/config-store';
 import { resolvePaths } from '../store/paths';
@@ -27,7 +27,7 @@ const COMMANDS: Record<string, { summary: CliKey; load: () => Promise<Command> }
 
 function usage(text: CliText): string {
   const rows = Object.entries(COMMANDS).map(([name, c]) => `  ${padDisplay(name, 10)}${text.t(c.summary)}`);
-  return `${text.t('cli.help.usage')} dida-todo <command> [options]\n\n${text.t('cli.help.commands')}\n${rows.join('\n')}\n\n${text.t('cli.help.footer')}\n`;
+  return `${afterLabel(text.t('cli.help.usage'), 'dida-todo <command> [options]')}\n\n${text.t('cli.help.commands')}\n${rows.join('\n')}\n\n${text.t('cli.help.footer')}\n`;
 }
 
 /** The config.yaml a command will use: `--config <file>` when given, else the XDG default. */

@@ -57,3 +57,8 @@ export function fitDisplay(text: string, width: number): { text: string; cut: bo
   }
   return { text: `${kept}…`, cut: true };
 }
+
+/** `label` and `text` with one space between, none after a full-width colon (`修复：dida-todo …`). */
+export function afterLabel(label: string, text: string): string {
+  return /：$/.test(label) ? `${label}${text}` : `${label} ${text}`;
+}

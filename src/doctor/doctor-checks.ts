@@ -215,7 +215,7 @@ export const bindingCheck: DoctorCheck = async (ctx) => {
   if (!config) return [{ id: 'binding', status: 'skip', title, detail: t('cli.doctor.token.needsConfig') }];
   const binding = findBinding(config, ctx.dir);
   if (!binding) {
-    return [{ id: 'binding', status: 'fail', title, detail: t('cli.doctor.binding.none', { dir: ctx.dir }), fix: [`cd ${ctx.dir} && dida-todo bind "<list name>"`] }];
+    return [{ id: 'binding', status: 'fail', title, detail: t('cli.doctor.binding.none', { dir: ctx.dir }), fix: [t('cli.doctor.binding.fix', { dir: ctx.dir })] }];
   }
   const label = safeText(binding.label ?? binding.projectId);
   const conn = await ctx.connection();
@@ -223,7 +223,7 @@ export const bindingCheck: DoctorCheck = async (ctx) => {
   try {
     const health = await checkList(conn.gateway, binding);
     if (health.ok) return [{ id: 'binding', status: 'ok', title, detail: t('cli.doctor.binding.ok', { dir: ctx.dir, via: binding.cwd, list: label }) }];
-    return [{ id: 'binding', status: 'fail', title, detail: safeText(health.message), fix: [`cd ${binding.cwd} && dida-todo bind "<list name>"`] }];
+    return [{ id: 'binding', status: 'fail', title, detail: safeText(health.message), fix: [t('cli.doctor.binding.fix', { dir: binding.cwd })] }];
   } catch (error) {
     return [{ id: 'binding', status: 'fail', title, detail: safeText(error instanceof Error ? error.message : String(error)) }];
   }

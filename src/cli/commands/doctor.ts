@@ -3,7 +3,7 @@ import { helpText, parseArgs, type FlagSpec } from '../cli-args';
 import type { CliIo } from '../cli-io';
 import { createStyle, EXIT, printJson, withProgress, type Style } from '../cli-output';
 import { CWD_FLAG, globalOptions, GLOBAL_FLAGS, openCliRuntime, stringFlag, targetDir, type CliContext } from '../cli-runtime';
-import { displayWidth, padDisplay } from '../terminal-text';
+import { afterLabel, displayWidth, padDisplay } from '../terminal-text';
 import { DOCTOR_CHECKS } from '../../doctor/doctor-checks';
 import type { CheckResult, CheckStatus, DoctorCheck } from '../../doctor/doctor-types';
 import { doctorContext, runChecks } from '../../doctor/run-doctor';
@@ -52,8 +52,10 @@ const MARKS: Record<CheckStatus, string> = { ok: '✓', warn: '!', fail: '✗', 
 function printReport(io: CliIo, s: Style, results: CheckResult[], ctx: CliContext): void {
   const column = Math.max(...results.map((r) => displayWidth(r.title))) + 2;
   const paint = (status: CheckStatus, text: string) => (status === 'ok' ? s.good(text) : status === 'warn' ? s.warn(text) : status === 'fail' ? s.bad(text) : s.dim(text));
+  const label = ctx.text.t('cli.doctor.fix');
+  const indent = ' '.repeat(displayWidth(afterLabel(label, '')));
   for (const r of results) {
     io.out(`${paint(r.status, MARKS[r.status])} ${s.bold(padDisplay(r.title, column))}${r.detail}\n`);
-    for (const [i, line] of (r.fix ?? []).entries()) io.out(`${' '.repeat(column + 2)}${i === 0 ? s.bold(ctx.text.t('cli.doctor.fix')) : ' '.repeat(displayWidth(ctx.text.t('cli.doctor.fix')))} ${line}\n`);
+    for (const [i, line] of (r.fix ?? []).entries()) io.out(`${' '.repeat(column + 2)}${i === 0 ? `${s.bold(label)}${afterLabel(label, line).slice(label.length)}` : `${indent}${line}`}\n`);
   }
 }
