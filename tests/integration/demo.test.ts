@@ -18,6 +18,7 @@ import { demoMain } from '../../src/demo/main';
 import { cliText } from '../../src/cli/cli-locale';
 import { INSTALL } from '../../src/cli/install-commands';
 import { nextSteps } from '../../src/demo/demo-runner';
+import { keepPnpmCacheInside } from '../../src/demo/demo-dsh';
 import { createHttpGateway } from '../../src/dida/http-gateway';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
 import { findBinding } from '../../src/store/config-store';
@@ -164,6 +165,15 @@ describe('demo arguments', () => {
     expect(offered).toContain(`PATH="%s:%s:$PATH" exec "%s" "$@"\\n' '/c/node/bin' '/c/tools/.bin' '/c/dsh/node_modules/.bin/dsh' > ~/.local/bin/dsh`);
     expect(offered).toContain("printf -- '- id: hmr\\n  disabled: false\\n  config: { root: [] }\\n' > ~/.dsh/cordis.patch.yml");
     expect(nextSteps(dsh, true).join('\n')).not.toContain('> ~/.dsh/cordis.patch.yml');
+  });
+
+  it('keeps pnpm\'s cache inside the demo\'s own cache folder, not ~/.cache/pnpm', () => {
+    const env: NodeJS.ProcessEnv = {};
+    expect(keepPnpmCacheInside('/c/dida-todo-e2e', env)).toBe('/c/dida-todo-e2e/xdg-cache');
+    expect(env.XDG_CACHE_HOME).toBe('/c/dida-todo-e2e/xdg-cache');
+    const mine: NodeJS.ProcessEnv = { XDG_CACHE_HOME: '/home/me/.cache' };
+    keepPnpmCacheInside('/c/dida-todo-e2e', mine);
+    expect(mine.XDG_CACHE_HOME).toBe('/c/dida-todo-e2e/xdg-cache');
   });
 
   it('colours only on a terminal, unless forced (flag or FORCE_COLOR) or NO_COLOR', () => {
