@@ -70,7 +70,11 @@ export function describeFailure(error: unknown, text: CliText): FailureInfo {
   }
   const named = error as { name?: unknown; code?: unknown; message?: unknown; file?: unknown; dir?: unknown; path?: unknown } | undefined;
   if (named && typeof named === 'object') {
-    if (named.name === 'TokenError') return { exitCode: EXIT.noToken, code: 'token_invalid', message: oneLine(safeText(String(named.message))) };
+    if (named.name === 'TokenError') {
+      // The token source's own advice names the command-line form; the person is pointed at the stdin form instead.
+      const message = String(named.message).replace(/`dida-todo login --token <token>`/g, '`dida-todo login --token -`');
+      return { exitCode: EXIT.noToken, code: 'token_invalid', message: oneLine(safeText(message)) };
+    }
     if (named.name === 'ConfigError') return { exitCode: EXIT.failure, code: 'config_invalid', message: configErrorMessage(error as ConfigError, text) };
     if (named.name === 'StateError') return { exitCode: EXIT.failure, code: String(named.code ?? 'state_error'), message: oneLine(safeText(String(named.message))) };
     if (named.name === 'LockTimeoutError') return { exitCode: EXIT.failure, code: 'lock_timeout', message: t('cli.error.lockTimeout') };

@@ -219,7 +219,8 @@ describe('status', () => {
     await writeFile(h.credentialsFile, '{"token": 1}', { mode: 0o600 });
     const result = await h.run(['status', ...base, '--json']);
     expect(result.code).toBe(3);
-    expect(oneErrorLine(result)).toMatch(/not a valid credentials file/);
+    expect(oneErrorLine(result)).toMatch(/not a valid credentials file.*`dida-todo login --token -`/);
+    expect(result.err).not.toContain('<token>');
     expect(await readFile(h.credentialsFile, 'utf8')).toBe('{"token": 1}');
   });
 
