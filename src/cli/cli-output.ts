@@ -103,7 +103,7 @@ export function configErrorMessage(error: ConfigError, text: CliText, home?: str
       .join(' ');
     const what = issue.unknownKey !== undefined ? t('cli.config.unknownKey', { key: safeText(issue.unknownKey) }) : safeText(issue.problem);
     const hint = issue.suggestion ? t('cli.config.didYouMean', { key: issue.suggestion }) : '';
-    return `${where ? `${where}: ` : ''}${what}${hint}`;
+    return where ? t('cli.config.issue', { where, what: `${what}${hint}` }) : `${what}${hint}`;
   });
   const detail = parts.length > 0 ? parts.join('; ') : safeText(error.detail);
   const fix = error.fix.startsWith('Upgrade') ? t('cli.config.fixUpgrade') : error.issues.some((i) => i.path.startsWith('bindings')) ? t('cli.config.fixBind') : t('cli.config.fixFile');

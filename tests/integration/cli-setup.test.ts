@@ -133,6 +133,8 @@ describe('config.yaml with an error', () => {
     }
     expect(await readFile(h.configFile, 'utf8')).toBe(broken(sim.baseUrl));
     expect(sim.totalRequests()).toBe(0);
+    const zh = await h.run(['bind', 'Work'], { env: { DIDA_TODO_TOKEN: sim.token, LANG: 'zh_CN.UTF-8' } });
+    expect(oneErrorLine(zh)).toMatch(/config\.yaml 有错误：第 2 行：未知的键 "pol"（你是不是想写 "poll"？）。请修改这个文件。修好之前，dida-todo 不会改用默认设置。$/);
   });
 });
 

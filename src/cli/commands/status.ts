@@ -308,7 +308,7 @@ function printHuman(io: CliIo, s: Style, r: StatusReport, p: PrintContext): void
     const via = r.binding.inherited ? t('cli.status.via', { dir: r.binding.cwd }) : '';
     row('cli.status.row.directory', `${r.cwd}${via} → ${name(r.binding.label, r.binding.projectId)} ${listWord(r.binding.list)}`);
   } else row('cli.status.row.directory', `${r.cwd} — ${s.warn(r.configFile.problem ? t('cli.status.list.unknown') : t('cli.status.notBoundShort'))}`);
-  row('cli.status.row.bindings', r.bindings.length === 0 ? t('cli.status.none') : String(r.bindings.length));
+  row('cli.status.row.bindings', r.configFile.problem ? s.dim(t('cli.status.list.unknown')) : r.bindings.length === 0 ? t('cli.status.none') : String(r.bindings.length));
   for (const b of r.bindings) io.out(`  ${b.cwd} → ${name(b.label, b.projectId)} ${listWord(b.list)}\n`);
   row('cli.status.row.acceptance', r.pendingAcceptances.length === 0 ? t('cli.status.nothingWaiting') : p.text.plural('cli.status.waiting', r.pendingAcceptances.length));
   for (const a of r.pendingAcceptances) {
