@@ -2,7 +2,7 @@
 // dsh at it, and with --use does that for the person (undone by `dida-todo login` to real Dida).
 import { helpText, intFlag, parseArgs, type FlagSpec } from '../cli-args';
 import type { CliIo } from '../cli-io';
-import { CliFailure, createStyle, EXIT, printJson } from '../cli-output';
+import { CliFailure, createStyle, EXIT } from '../cli-output';
 import { globalOptions, GLOBAL_FLAGS, openCliRuntime, stringFlag, type CliContext } from '../cli-runtime';
 import { saveTokenAndEndpoint } from '../credentials-save';
 import { displayPath } from '../../store/paths';
@@ -47,8 +47,15 @@ export async function simCommand(argv: readonly string[], io: CliIo, ctx: CliCon
     throw error;
   }
 
+  // Ctrl+C is handled from before the first line is printed: whoever reads "Press Ctrl+C" may press it at once.
+  const stopped = new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
   const home = ctx.env.HOME || undefined;
-  if (options.json) printJson(io, { baseUrl: sim.baseUrl, token: sim.token, used: use, configFile: runtime.paths.configFile });
+  // One JSON line, so a script can read it and keep the simulator running.
+  if (options.json) io.out(`${JSON.stringify({ baseUrl: sim.baseUrl, token: sim.token, used: use, configFile: runtime.paths.configFile })}\n`);
   else {
     const style = createStyle(io, ctx.env, false);
     io.out(`${style.good(t('cli.sim.listening', { url: sim.baseUrl }))}\n`);
@@ -64,11 +71,7 @@ export async function simCommand(argv: readonly string[], io: CliIo, ctx: CliCon
     io.out(`${t('cli.sim.back')}\n    dida-todo login --token -\n\n`);
     io.out(`${t('cli.sim.stop')}\n`);
   }
-  await new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  });
+  await stopped;
   await sim.close();
   if (use && !options.json) io.err(`${t('cli.sim.stillUsed')}\n`);
   return EXIT.ok;
