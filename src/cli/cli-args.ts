@@ -1,4 +1,6 @@
-// Parses `dida-todo` argv into a command, positionals and flags, rejecting unknown flags with a clear message.
+// Parses `dida-todo` argv into positionals and flags, rejecting unknown flags; renders a command's help.
+import type { CliKey, CliText } from './cli-locale';
+import { afterLabel, displayWidth, padDisplay } from './terminal-text';
 
 export class UsageError extends Error {
   override readonly name = 'UsageError';
@@ -7,7 +9,9 @@ export class UsageError extends Error {
 export interface FlagSpec {
   /** `string` takes a value (`--port 8080` or `--port=8080`); `boolean` does not. */
   type: 'string' | 'boolean';
-  description: string;
+  /** Catalog key of the one-line description. */
+  description: CliKey;
+  /** Placeholder shown in help, e.g. `dir`. */
   valueName?: string;
 }
 
@@ -16,13 +20,15 @@ export interface ParsedArgs {
   flags: Record<string, string | boolean | undefined>;
 }
 
+const COMMON_FLAGS: Record<string, FlagSpec> = {
+  json: { type: 'boolean', description: 'cli.flag.json' },
+  help: { type: 'boolean', description: 'cli.flag.help' },
+};
+
 /** Parses arguments against the command's flag specs; `--help` and `--json` are always accepted. */
-export function parseArgs(argv: readonly string[], specs: Record<string, FlagSpec>, command: string): ParsedArgs {
-  const all: Record<string, FlagSpec> = {
-    help: { type: 'boolean', description: 'Show this help.' },
-    json: { type: 'boolean', description: 'Print machine-readable JSON.' },
-    ...specs,
-  };
+export function parseArgs(argv: readonly string[], specs: Record<string, FlagSpec>, command: string, text: CliText): ParsedArgs {
+  const { t } = text;
+  const all: Record<string, FlagSpec> = { ...COMMON_FLAGS, ...specs };
   const positionals: string[] = [];
   const flags: Record<string, string | boolean | undefined> = {};
   for (let i = 0; i < argv.length; i++) {
@@ -32,23 +38,23 @@ export function parseArgs(argv: readonly string[], specs: Record<string, FlagSpe
       break;
     }
     if (!arg.startsWith('--')) {
-      if (arg.startsWith('-') && arg !== '-' && arg !== '-h') throw new UsageError(`Unknown option "${arg}" for \`dida-todo ${command}\`; see \`dida-todo ${command} --help\`.`);
+      if (arg.startsWith('-') && arg !== '-' && arg !== '-h') throw new UsageError(t('cli.usage.unknownOption', { option: arg, command }));
       if (arg === '-h') flags.help = true;
       else positionals.push(arg);
       continue;
     }
     const eq = arg.indexOf('=');
     const key = eq > 0 ? arg.slice(2, eq) : arg.slice(2);
-    const spec = all[key];
-    if (!spec) throw new UsageError(`Unknown option "--${key}" for \`dida-todo ${command}\`; see \`dida-todo ${command} --help\`.`);
+    const spec = Object.hasOwn(all, key) ? all[key] : undefined;
+    if (!spec) throw new UsageError(t('cli.usage.unknownOption', { option: `--${key}`, command }));
     if (spec.type === 'boolean') {
-      if (eq > 0) throw new UsageError(`Option --${key} takes no value.`);
+      if (eq > 0) throw new UsageError(t('cli.usage.noValue', { option: `--${key}` }));
       flags[key] = true;
       continue;
     }
     const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
     if (value === undefined || (eq < 0 && value.startsWith('--'))) {
-      throw new UsageError(`Option --${key} needs a value (${spec.valueName ?? 'value'}).`);
+      throw new UsageError(t('cli.usage.needsValue', { option: `--${key}`, value: spec.valueName ?? 'value' }));
     }
     flags[key] = value;
   }
@@ -56,19 +62,25 @@ export function parseArgs(argv: readonly string[], specs: Record<string, FlagSpe
 }
 
 /** Reads an integer flag within bounds, or undefined when absent. */
-export function intFlag(flags: ParsedArgs['flags'], key: string, min: number, max: number): number | undefined {
+export function intFlag(flags: ParsedArgs['flags'], key: string, min: number, max: number, text: CliText): number | undefined {
   const raw = flags[key];
   if (raw === undefined) return undefined;
   const value = typeof raw === 'string' && /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
   if (!Number.isInteger(value) || value < min || value > max) {
-    throw new UsageError(`Option --${key} must be a whole number from ${min} to ${max}, got "${String(raw)}".`);
+    throw new UsageError(text.t('cli.usage.wholeNumber', { option: `--${key}`, min, max, value: String(raw) }));
   }
   return value;
 }
 
-export function helpText(usage: string, summary: string, specs: Record<string, FlagSpec>): string {
-  const rows = Object.entries({ ...specs, json: { type: 'boolean', description: 'Print machine-readable JSON.' } as FlagSpec, help: { type: 'boolean', description: 'Show this help.' } as FlagSpec }).map(
-    ([key, spec]) => `  --${key}${spec.type === 'string' ? ` <${spec.valueName ?? 'value'}>` : ''}`.padEnd(26) + spec.description,
+/** Help of one command: usage, summary, and one row per option, aligned by display width (never glued). */
+export function helpText(usage: string, summary: string, specs: Record<string, FlagSpec>, text: CliText): string {
+  const entries = Object.entries({ ...specs, ...COMMON_FLAGS }).map(([key, spec]) => ({
+    flag: `  --${key}${spec.type === 'string' ? ` <${spec.valueName ?? 'value'}>` : ''}`,
+    description: text.t(spec.description),
+  }));
+  const column = Math.min(32, Math.max(...entries.map((e) => displayWidth(e.flag))) + 2);
+  const rows = entries.map(({ flag, description }) =>
+    displayWidth(flag) + 2 <= column ? `${padDisplay(flag, column)}${description}` : `${flag}\n${' '.repeat(column)}${description}`,
   );
-  return `Usage: ${usage}\n\n${summary}\n\nOptions:\n${rows.join('\n')}\n`;
+  return `${afterLabel(text.t('cli.help.usage'), usage)}\n\n${summary}\n\n${text.t('cli.help.options')}\n${rows.join('\n')}\n`;
 }

@@ -1,15 +1,19 @@
-// Shared setup of the CLI commands: global flags, the runtime, the token lookup and a fail-fast Dida gateway.
+// Shared setup of the CLI commands: global flags, the runtime, the endpoint, the token lookup and a fail-fast gateway.
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { FlagSpec, ParsedArgs } from './cli-args';
 import { UsageError } from './cli-args';
+import type { CliText } from './cli-locale';
 import { CliFailure, EXIT, type GuardedIo } from './cli-output';
 import type { DidaGateway } from '../dida/dida-gateway';
 import { isDidaError } from '../dida/dida-error';
-import { createHttpGateway, resolveBaseUrl, type DidaRegion } from '../dida/http-gateway';
+import { createHttpGateway, type DidaRegion } from '../dida/http-gateway';
 import { resolveToken, type ResolvedToken } from '../dida/token-source';
+import type { DidaTodoConfig } from '../store/config-store';
 import { displayPath } from '../store/paths';
-import { NO_TOKEN_MESSAGE, openRuntime, type Runtime } from '../wiring/runtime';
+import { openRuntime, resolveEndpoint, type Endpoint, type Runtime } from '../wiring/runtime';
+
+export type { Endpoint } from '../wiring/runtime';
 
 /** What every command gets besides its arguments. */
 export interface CliContext {
@@ -17,17 +21,19 @@ export interface CliContext {
   /** The directory the command was started in (default for `--cwd`). */
   cwd: string;
   io: GuardedIo;
+  /** The person's language. */
+  text: CliText;
 }
 
 export const GLOBAL_FLAGS: Record<string, FlagSpec> = {
-  config: { type: 'string', valueName: 'file', description: 'Use this config.yaml (credentials.json sits beside it).' },
-  'state-dir': { type: 'string', valueName: 'dir', description: 'Keep state.json and locks in this directory.' },
-  'base-url': { type: 'string', valueName: 'url', description: 'Dida Open API base URL (e.g. the simulator).' },
-  region: { type: 'string', valueName: 'region', description: 'dida365 (default) or ticktick.' },
+  config: { type: 'string', valueName: 'file', description: 'cli.flag.config' },
+  'state-dir': { type: 'string', valueName: 'dir', description: 'cli.flag.stateDir' },
+  'base-url': { type: 'string', valueName: 'url', description: 'cli.flag.baseUrl' },
+  region: { type: 'string', valueName: 'region', description: 'cli.flag.region' },
 };
 
 export const CWD_FLAG: Record<string, FlagSpec> = {
-  cwd: { type: 'string', valueName: 'dir', description: 'The working directory (default: the current one).' },
+  cwd: { type: 'string', valueName: 'dir', description: 'cli.flag.cwd' },
 };
 
 export interface GlobalOptions {
@@ -40,17 +46,18 @@ export interface GlobalOptions {
 
 /** Reads and checks the global flags; a bad value is a usage error. */
 export function globalOptions(flags: ParsedArgs['flags'], ctx: CliContext): GlobalOptions {
+  const { t } = ctx.text;
   const options: GlobalOptions = { json: flags.json === true };
-  const config = stringFlag(flags, 'config');
+  const config = stringFlag(flags, 'config', ctx.text);
   if (config !== undefined) options.configPath = path.resolve(ctx.cwd, config);
-  const stateDir = stringFlag(flags, 'state-dir');
+  const stateDir = stringFlag(flags, 'state-dir', ctx.text);
   if (stateDir !== undefined) options.stateDir = path.resolve(ctx.cwd, stateDir);
-  const region = stringFlag(flags, 'region');
+  const region = stringFlag(flags, 'region', ctx.text);
   if (region !== undefined) {
-    if (region !== 'dida365' && region !== 'ticktick') throw new UsageError(`Option --region must be dida365 or ticktick, got "${region}".`);
+    if (region !== 'dida365' && region !== 'ticktick') throw new UsageError(t('cli.usage.region', { value: region }));
     options.region = region;
   }
-  const baseUrl = stringFlag(flags, 'base-url');
+  const baseUrl = stringFlag(flags, 'base-url', ctx.text);
   if (baseUrl !== undefined) {
     let url: URL | undefined;
     try {
@@ -58,18 +65,16 @@ export function globalOptions(flags: ParsedArgs['flags'], ctx: CliContext): Glob
     } catch {
       url = undefined;
     }
-    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
-      throw new UsageError(`Option --base-url must be an http(s) URL such as http://127.0.0.1:8080/open/v1, got "${baseUrl}".`);
-    }
-    options.baseUrl = baseUrl;
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new UsageError(t('cli.usage.baseUrl', { value: baseUrl }));
+    options.baseUrl = baseUrl.replace(/\/+$/, '');
   }
   return options;
 }
 
-export function stringFlag(flags: ParsedArgs['flags'], key: string): string | undefined {
+export function stringFlag(flags: ParsedArgs['flags'], key: string, text: CliText): string | undefined {
   const value = flags[key];
   if (value === undefined) return undefined;
-  if (typeof value !== 'string' || value.trim() === '') throw new UsageError(`Option --${key} needs a non-empty value.`);
+  if (typeof value !== 'string' || value.trim() === '') throw new UsageError(text.t('cli.usage.nonEmpty', { option: `--${key}` }));
   return value;
 }
 
@@ -78,35 +83,34 @@ export function openCliRuntime(ctx: CliContext, options: GlobalOptions): Runtime
     env: ctx.env,
     ...(options.configPath ? { configPath: options.configPath } : {}),
     ...(options.stateDir ? { stateDir: options.stateDir } : {}),
-    ...(options.region ? { region: options.region } : {}),
-    ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
   });
 }
 
-/** The directory named by `--cwd` (relative to the current one), or the current directory. */
-export async function targetDir(flags: ParsedArgs['flags'], ctx: CliContext, mustExist: boolean): Promise<string> {
-  const raw = stringFlag(flags, 'cwd');
+/**
+ * The directory named by `--cwd` (relative to the current one), or the current directory. With `mustExist` (all
+ * but `unbind`, which may clean up after a deleted folder) a missing directory is a usage error: a command about a
+ * directory that is not there would only give misleading answers ("not bound").
+ */
+export async function targetDir(flags: ParsedArgs['flags'], ctx: CliContext, mustExist = true): Promise<string> {
+  const raw = stringFlag(flags, 'cwd', ctx.text);
   const dir = path.resolve(ctx.cwd, raw ?? '.');
-  if (mustExist) {
-    const info = await stat(dir).catch(() => undefined);
-    if (!info?.isDirectory()) throw new UsageError(`${dir} is not an existing directory; pass --cwd <dir> with the project directory to bind.`);
-  }
+  if (!mustExist) return dir;
+  const info = await stat(dir).catch(() => undefined);
+  if (!info?.isDirectory()) throw new UsageError(ctx.text.t('cli.usage.noSuchDir', { dir }));
   return dir;
 }
 
-export interface Endpoint {
-  region: DidaRegion;
-  baseUrl: string;
-  /** True when the base URL was given explicitly (flag or config), not derived from the region. */
-  explicit: boolean;
+/** The Open API endpoint in use: flags win over config.yaml (saved by `login`), which wins over Dida365. */
+export function endpointFrom(options: GlobalOptions, config: Pick<DidaTodoConfig, 'region' | 'baseUrl'> | undefined): Endpoint {
+  return resolveEndpoint([
+    { source: 'flag', region: options.region, baseUrl: options.baseUrl },
+    { source: 'config', region: config?.region, baseUrl: config?.baseUrl },
+  ]);
 }
 
-/** The Open API endpoint in use: flags win over config.yaml, which wins over the dida365 default. */
+/** Reads config.yaml (a broken file is refused with its line and key, never replaced by defaults) and the endpoint. */
 export async function endpointOf(runtime: Runtime, options: GlobalOptions): Promise<Endpoint> {
-  const config = await runtime.config.read();
-  const region = options.region ?? config.region ?? 'dida365';
-  const explicitUrl = options.baseUrl ?? config.baseUrl;
-  return { region, baseUrl: resolveBaseUrl(region, explicitUrl), explicit: explicitUrl !== undefined };
+  return endpointFrom(options, await runtime.config.read());
 }
 
 /** Finds the token the way the plugin does (DIDA_TODO_TOKEN, credentials.json, the dida CLI's file). */
@@ -121,17 +125,31 @@ export function findToken(runtime: Runtime, env: NodeJS.ProcessEnv): Promise<Res
 export type TokenInfo = Omit<ResolvedToken, 'token'>;
 
 /** Where a token came from, for a person (never the token). */
-export function describeSource(source: TokenInfo, homeDir: string | undefined): string {
+export function describeSource(source: TokenInfo, homeDir: string | undefined, text: CliText): string {
   const home = homeDir || undefined;
   switch (source.source) {
     case 'env':
-      return 'the DIDA_TODO_TOKEN environment variable';
+      return text.t('cli.source.env');
     case 'setting':
-      return 'the dida token setting';
+      return text.t('cli.source.setting');
     case 'credentials':
-      return `${source.file ? displayPath(source.file, home) : 'credentials.json'} (dida-todo login)`;
+      return text.t('cli.source.credentials', { file: source.file ? displayPath(source.file, home) : 'credentials.json' });
     case 'dida-cli':
-      return `${source.file ? displayPath(source.file, home) : 'the dida CLI config'} (the official dida CLI)`;
+      return text.t('cli.source.didaCli', { file: source.file ? displayPath(source.file, home) : 'dida-cli/config.json' });
+  }
+}
+
+/** Where the endpoint came from, for a person. */
+export function describeEndpoint(endpoint: Endpoint, text: CliText): string {
+  switch (endpoint.source) {
+    case 'flag':
+      return text.t('cli.endpoint.flag');
+    case 'config':
+      return endpoint.explicit ? text.t('cli.endpoint.configUrl') : text.t('cli.endpoint.configRegion');
+    case 'row':
+      return text.t('cli.endpoint.row');
+    case 'default':
+      return text.t('cli.endpoint.default');
   }
 }
 
@@ -144,29 +162,30 @@ export interface Connected {
   gateway: DidaGateway;
   source: TokenInfo;
   endpoint: Endpoint;
+  config: DidaTodoConfig;
 }
 
-/** Resolves the token and endpoint and creates the gateway; no token is exit 3 with what to do. */
+/** Reads config.yaml, resolves the token and endpoint and creates the gateway; no token is exit 3 with what to do. */
 export async function connect(runtime: Runtime, ctx: CliContext, options: GlobalOptions): Promise<Connected> {
-  const endpoint = await endpointOf(runtime, options);
+  const config = await runtime.config.read();
+  const endpoint = endpointFrom(options, config);
   const found = await findToken(runtime, ctx.env);
-  if (!found) throw new CliFailure(EXIT.noToken, 'no_token', NO_TOKEN_MESSAGE);
+  if (!found) throw new CliFailure(EXIT.noToken, 'no_token', ctx.text.t('cli.token.none'));
   ctx.io.hide(found.token);
-  if (found.warning) ctx.io.err(`dida-todo: warning: ${found.warning}\n`);
+  if (found.warning) ctx.io.err(`dida-todo: ${ctx.text.t('cli.token.modeWarning', { file: found.file ?? '' })}\n`);
   const { token, ...source } = found;
-  return { gateway: quickGateway(token, endpoint), source, endpoint };
+  return { gateway: quickGateway(token, endpoint), source, endpoint, config };
 }
 
-/** Rewrites a 401 so it names where the rejected token came from. */
-export function explainRejection(error: unknown, source: TokenInfo, ctx: CliContext): unknown {
-  if (isDidaError(error) && error.code === 'auth') {
-    const fix =
-      source.source === 'env'
-        ? 'set DIDA_TODO_TOKEN to a current personal API token or unset it'
-        : source.source === 'dida-cli'
-          ? 'run `dida-todo login --token <token>` (or `dida auth login` again)'
-          : 'run `dida-todo login --token <token>` with a current personal API token';
-    return new CliFailure(EXIT.noToken, 'auth', `Dida rejected the token from ${describeSource(source, ctx.env.HOME)} (401); ${fix}.`);
-  }
+/** Rewrites a 401 so it names where the rejected token came from and what to do. */
+export function explainRejection(error: unknown, source: TokenInfo, ctx: CliContext, endpoint?: Endpoint): unknown {
+  if (isDidaError(error) && error.code === 'auth') return new CliFailure(EXIT.noToken, 'auth', rejectionMessage(source, ctx, endpoint));
   return error;
+}
+
+export function rejectionMessage(source: TokenInfo, ctx: CliContext, endpoint?: Endpoint): string {
+  const { t } = ctx.text;
+  const fix = source.source === 'env' ? t('cli.fix.envToken') : source.source === 'dida-cli' ? t('cli.fix.didaCliToken') : t('cli.fix.login');
+  const where = endpoint ? endpoint.baseUrl : '';
+  return t('cli.token.rejected', { source: describeSource(source, ctx.env.HOME, ctx.text), url: where, fix });
 }

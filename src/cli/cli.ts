@@ -1,53 +1,84 @@
-// `dida-todo` command line: dispatches to one module per command.
+// `dida-todo` command line: picks the language, dispatches to one module per command, prints failures as one line.
+import path from 'node:path';
 import { UsageError } from './cli-args';
 import { processIo, type CliIo } from './cli-io';
+import { cliText, pickCliLocale, type CliKey, type CliText } from './cli-locale';
 import { describeFailure, guardIo, printJson } from './cli-output';
 import type { CliContext } from './cli-runtime';
+import { PACKAGE_VERSION } from './install-commands';
+import { afterLabel, padDisplay } from './terminal-text';
+import { readFileIfExists } from '../store/atomic-file';
+import { parseConfigText } from '../store/config-store';
+import { resolvePaths } from '../store/paths';
 
 type Command = (argv: readonly string[], io: CliIo, ctx: CliContext) => Promise<number>;
 
-const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }> = {
-  login: { summary: 'Save a Dida token (personal API token or OAuth) after checking it works.', load: async () => (await import('./commands/login')).loginCommand },
-  logout: { summary: 'Forget the token saved by `login`.', load: async () => (await import('./commands/logout')).logoutCommand },
-  status: { summary: 'Show the token source, Dida reachability, bindings and pending work.', load: async () => (await import('./commands/status')).statusCommand },
-  bind: { summary: 'Bind a directory to a Dida list (by name or --id).', load: async () => (await import('./commands/bind')).bindCommand },
-  unbind: { summary: 'Remove the binding of a directory.', load: async () => (await import('./commands/unbind')).unbindCommand },
-  lists: { summary: "List the account's Dida lists and the directories bound to them.", load: async () => (await import('./commands/lists')).listsCommand },
-  sim: { summary: 'Run a local Dida365 simulator.', load: async () => (await import('./commands/sim')).simCommand },
-  demo: { summary: 'How to run the guided demo (from a clone: `npm run demo`).', load: async () => (await import('./commands/demo')).demoCommand },
+const COMMANDS: Record<string, { summary: CliKey; load: () => Promise<Command> }> = {
+  doctor: { summary: 'cli.summary.doctor', load: async () => (await import('./commands/doctor')).doctorCommand },
+  login: { summary: 'cli.summary.login', load: async () => (await import('./commands/login')).loginCommand },
+  logout: { summary: 'cli.summary.logout', load: async () => (await import('./commands/logout')).logoutCommand },
+  status: { summary: 'cli.summary.status', load: async () => (await import('./commands/status')).statusCommand },
+  bind: { summary: 'cli.summary.bind', load: async () => (await import('./commands/bind')).bindCommand },
+  unbind: { summary: 'cli.summary.unbind', load: async () => (await import('./commands/unbind')).unbindCommand },
+  lists: { summary: 'cli.summary.lists', load: async () => (await import('./commands/lists')).listsCommand },
+  sim: { summary: 'cli.summary.sim', load: async () => (await import('./commands/sim')).simCommand },
+  demo: { summary: 'cli.summary.demo', load: async () => (await import('./commands/demo')).demoCommand },
 };
 
-const USAGE = `Usage: dida-todo <command> [options]
+function usage(text: CliText): string {
+  const rows = Object.entries(COMMANDS).map(([name, c]) => `  ${padDisplay(name, 10)}${text.t(c.summary)}`);
+  return `${afterLabel(text.t('cli.help.usage'), 'dida-todo <command> [options]')}\n\n${text.t('cli.help.commands')}\n${rows.join('\n')}\n\n${text.t('cli.help.footer')}\n`;
+}
 
-Commands:
-${Object.entries(COMMANDS)
-  .map(([name, c]) => `  ${name.padEnd(10)}${c.summary}`)
-  .join('\n')}
+/** The config.yaml a command will use: `--config <file>` when given, else the XDG default. */
+function configPathOf(argv: readonly string[], env: NodeJS.ProcessEnv, cwd: string): string {
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '--') break;
+    if (arg === '--config' && argv[i + 1] !== undefined) return path.resolve(cwd, argv[i + 1] as string);
+    if (arg.startsWith('--config=')) return path.resolve(cwd, arg.slice('--config='.length));
+  }
+  return resolvePaths(env).configFile;
+}
 
-Run \`dida-todo <command> --help\` for the options of a command.
-
-Exit codes: 0 ok, 1 operational failure, 2 usage error, 3 not logged in or token rejected, 4 not bound.
-`;
+/** The CLI's language: config.yaml's `locale` (when the file reads cleanly), else LC_ALL / LC_MESSAGES / LANG. */
+export async function cliLocaleFor(argv: readonly string[], env: NodeJS.ProcessEnv, cwd: string): Promise<CliText> {
+  let configured: string | undefined;
+  try {
+    const file = configPathOf(argv, env, cwd);
+    const content = await readFileIfExists(file);
+    if (content !== undefined) configured = (await parseConfigText(content, file)).locale;
+  } catch {
+    // A broken or unreadable config.yaml: the language falls back to the environment; the command reports the file.
+    configured = undefined;
+  }
+  return cliText(pickCliLocale(configured, env));
+}
 
 /**
- * Runs one command. `env` (default process.env) gives HOME, XDG_* and DIDA_TODO_TOKEN; `cwd` (default
+ * Runs one command. `env` (default process.env) gives HOME, XDG_*, LANG and DIDA_TODO_TOKEN; `cwd` (default
  * process.cwd()) is the directory `--cwd` is relative to. Returns the exit code.
  */
 export async function main(argv: readonly string[], io: CliIo = processIo, env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): Promise<number> {
+  const text = await cliLocaleFor(argv, env, cwd);
   const [name, ...rest] = argv;
+  if (name === '--version' || name === '-V' || name === 'version') {
+    io.out(argv.includes('--json') ? `${JSON.stringify({ name: 'dida-todo', version: PACKAGE_VERSION, node: process.version })}\n` : `dida-todo ${PACKAGE_VERSION}\n`);
+    return 0;
+  }
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    io.out(USAGE);
+    io.out(usage(text));
     if (name !== undefined) return 0;
-    io.err('dida-todo: no command given; run `dida-todo --help` to see the commands.\n');
+    io.err(`dida-todo: ${text.t('cli.usage.noCommand')}\n`);
     return 2;
   }
   const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   const guarded = guardIo(io);
   try {
-    if (!command) throw new UsageError(`Unknown command "${name}"; run \`dida-todo --help\` to see the commands.`);
-    return await (await command.load())(rest, guarded, { env, cwd, io: guarded });
+    if (!command) throw new UsageError(text.t('cli.usage.unknownCommand', { command: name }));
+    return await (await command.load())(rest, guarded, { env, cwd, io: guarded, text });
   } catch (error) {
-    const failure = describeFailure(error);
+    const failure = describeFailure(error, text);
     guarded.err(`dida-todo: ${failure.message}\n`);
     if (rest.includes('--json')) printJson(guarded, { ok: false, exitCode: failure.exitCode, error: { code: failure.code, message: failure.message } });
     return failure.exitCode;

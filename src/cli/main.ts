@@ -2,4 +2,12 @@
 // Entry of the `dida-todo` executable.
 import { main } from './cli';
 
+// A reader that goes away early (`dida-todo status | head -1`) ends the command quietly, without a stack trace.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw error;
+  });
+}
+
 process.exitCode = await main(process.argv.slice(2));

@@ -2,7 +2,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { CliText } from './cli-locale';
 import { CliFailure, EXIT } from './cli-output';
+import { safeText } from './terminal-text';
 
 export const DEFAULT_OAUTH_PORT = 8765;
 export const DEFAULT_OAUTH_TIMEOUT_SECONDS = 300;
@@ -18,8 +20,12 @@ export interface OAuthFlowOptions {
   /** Loopback port of the callback (0 = any free port; a registered redirect URI needs a fixed one). */
   port: number;
   timeoutMs: number;
+  /** The person's language, for failures. */
+  text: CliText;
   /** Shows the authorize URL to the person. */
   onAuthorizeUrl(url: string, redirectUri: string): void;
+  /** Told (once) that a request without this login's state reached the callback and was ignored. */
+  onIgnored?(): void;
   /** Registers a value that must never be printed (the authorization code). */
   hide(secret: string): void;
 }
@@ -54,6 +60,8 @@ async function waitForCallback(options: OAuthFlowOptions, state: string, challen
     else settle?.reject(outcome.error);
   };
 
+  const { t } = options.text;
+  let toldIgnored = false;
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     if (url.pathname !== '/callback' || req.method !== 'GET') {
@@ -64,34 +72,27 @@ async function waitForCallback(options: OAuthFlowOptions, state: string, challen
       page(res, 409, 'Already handled', 'dida-todo has already received an answer; return to the terminal.');
       return;
     }
+    // Only Dida's redirect for this login carries this state. Anything else (a stale tab, a page that loads this
+    // address as an image) is answered and ignored: the login keeps waiting, and nothing of it reaches the terminal.
+    if (url.searchParams.get('state') !== state) {
+      page(res, 400, 'Not for this login', 'This answer does not belong to the running dida-todo login and was ignored.');
+      if (!toldIgnored) {
+        toldIgnored = true;
+        options.onIgnored?.();
+      }
+      return;
+    }
     const error = url.searchParams.get('error');
     if (error) {
       const description = url.searchParams.get('error_description');
       page(res, 400, 'Authorization refused', 'Dida did not authorize dida-todo. Return to the terminal.');
-      finish({
-        error: new CliFailure(
-          EXIT.failure,
-          'oauth_denied',
-          `Dida did not authorize dida-todo (${clip(error)}${description ? `: ${clip(description)}` : ''}); run \`dida-todo login --oauth\` again and press Allow.`,
-        ),
-      });
-      return;
-    }
-    if (url.searchParams.get('state') !== state) {
-      page(res, 400, 'State mismatch', 'This answer does not belong to the running dida-todo login and was ignored. Return to the terminal.');
-      finish({
-        error: new CliFailure(
-          EXIT.failure,
-          'oauth_state',
-          'The OAuth callback carried a state value that does not match this login (a stale or forged redirect), so it was refused; run `dida-todo login --oauth` again and open the new URL it prints.',
-        ),
-      });
+      finish({ error: new CliFailure(EXIT.failure, 'oauth_denied', t('cli.oauth.denied', { reason: `${clip(error)}${description ? `: ${clip(description)}` : ''}` })) });
       return;
     }
     const code = url.searchParams.get('code');
     if (!code) {
       page(res, 400, 'No code', 'Dida sent no authorization code. Return to the terminal.');
-      finish({ error: new CliFailure(EXIT.failure, 'oauth_no_code', 'The OAuth callback carried no authorization code; run `dida-todo login --oauth` again.') });
+      finish({ error: new CliFailure(EXIT.failure, 'oauth_no_code', t('cli.oauth.noCode')) });
       return;
     }
     options.hide(code);
@@ -102,9 +103,7 @@ async function waitForCallback(options: OAuthFlowOptions, state: string, challen
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) => {
       const message =
-        error.code === 'EADDRINUSE'
-          ? `Port ${options.port} on 127.0.0.1 is in use; pass --port <N> (and register http://127.0.0.1:<N>/callback as the app's redirect URI).`
-          : `Cannot listen on 127.0.0.1:${options.port} for the OAuth callback (${error.code ?? error.message}); pass another --port.`;
+        error.code === 'EADDRINUSE' ? t('cli.oauth.portInUse', { port: options.port }) : t('cli.oauth.cannotListen', { port: options.port, reason: error.code ?? error.message });
       reject(new CliFailure(EXIT.failure, 'oauth_port', message));
     });
     server.listen(options.port, '127.0.0.1', () => resolve());
@@ -112,13 +111,7 @@ async function waitForCallback(options: OAuthFlowOptions, state: string, challen
   const port = (server.address() as AddressInfo).port;
   const redirectUri = `http://127.0.0.1:${port}/callback`;
   const timer = setTimeout(() => {
-    finish({
-      error: new CliFailure(
-        EXIT.failure,
-        'oauth_timeout',
-        `No authorization arrived within ${Math.round(options.timeoutMs / 1000)} s; run \`dida-todo login --oauth\` again, open the printed URL and press Allow (or pass --timeout <seconds>).`,
-      ),
-    });
+    finish({ error: new CliFailure(EXIT.failure, 'oauth_timeout', t('cli.oauth.timeout', { seconds: Math.round(options.timeoutMs / 1000) })) });
   }, options.timeoutMs);
   try {
     options.onAuthorizeUrl(authorizeUrl(options, { state, redirectUri, challenge }), redirectUri);
@@ -163,7 +156,7 @@ async function exchangeCode(options: OAuthFlowOptions, p: { code: string; redire
     response = await fetch(tokenUrl, { method: 'POST', headers, body: form.toString(), signal: AbortSignal.timeout(30_000) });
   } catch (error) {
     const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name;
-    throw new CliFailure(EXIT.failure, 'network', `Could not reach ${tokenUrl} to get the token (${cause}); check the network and run \`dida-todo login --oauth\` again.`);
+    throw new CliFailure(EXIT.failure, 'network', options.text.t('cli.oauth.network', { url: tokenUrl, reason: String(cause) }));
   }
   const text = await response.text();
   let json: Record<string, unknown> | undefined;
@@ -175,20 +168,17 @@ async function exchangeCode(options: OAuthFlowOptions, p: { code: string; redire
   }
   if (!response.ok) {
     const reason = json && typeof json.error === 'string' ? `${clip(json.error)}${typeof json.error_description === 'string' ? `: ${clip(json.error_description)}` : ''}` : `HTTP ${response.status}`;
-    throw new CliFailure(
-      EXIT.failure,
-      'oauth_token',
-      `Dida did not issue a token (${response.status}, ${reason}); check --client-id/--client-secret and that ${p.redirectUri} is the app's registered redirect URI, then run \`dida-todo login --oauth\` again.`,
-    );
+    throw new CliFailure(EXIT.failure, 'oauth_token', options.text.t('cli.oauth.noToken', { status: response.status, reason, redirect: p.redirectUri }));
   }
   const token = json && typeof json.access_token === 'string' ? json.access_token.trim() : '';
-  if (!token) throw new CliFailure(EXIT.failure, 'oauth_token', `Dida's token endpoint answered without an access_token; run \`dida-todo login --oauth\` again or use \`dida-todo login --token <token>\`.`);
+  if (!token) throw new CliFailure(EXIT.failure, 'oauth_token', options.text.t('cli.oauth.noAccessToken'));
   options.hide(token);
   return token;
 }
 
+/** Text from a request or an answer, shortened and made terminal-safe (escape sequences are shown, never run). */
 function clip(text: string): string {
-  const single = text.replace(/\s+/g, ' ').trim();
+  const single = safeText(text.replace(/[ \t]+/g, ' ').trim());
   return single.length > 160 ? `${single.slice(0, 160)}…` : single;
 }
 

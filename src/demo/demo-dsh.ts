@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ensureDsh, makeDshHome, removeDshHome, repoRoot, runDsh, installBundle } from '../../tests/e2e/harness/dsh-run';
 import { startFakeModel, type Behaviour, type FakeModel } from '../../tests/e2e/harness/fake-model';
+import { INSTALL } from '../cli/install-commands';
 import type { DemoHost, PreparedHost, SessionResult } from './demo-runner';
 import { seconds } from './demo-print';
 
@@ -18,6 +19,17 @@ export interface DshHostOptions {
   /** Bound of one headless session (default 3 minutes scripted, 10 minutes with the real model). */
   sessionTimeoutMs?: number;
   log?: (line: string) => void;
+}
+
+/**
+ * Keeps pnpm's metadata cache inside the demo's cache folder instead of ~/.cache/pnpm: the install step and every
+ * dsh child inherit this process's environment. Returns the folder it set (unchanged when already set).
+ */
+export function keepPnpmCacheInside(cache: string, env: NodeJS.ProcessEnv = process.env): string {
+  const current = env.XDG_CACHE_HOME;
+  if (current && current.trim() !== '' && path.resolve(current).startsWith(cache + path.sep)) return current;
+  env.XDG_CACHE_HOME = path.join(cache, 'xdg-cache');
+  return env.XDG_CACHE_HOME;
 }
 
 /** Where scripts/install-dsh.mjs keeps dsh (same rule as the script). */
@@ -42,6 +54,7 @@ export class DshDemoHost implements DemoHost {
       throw new Error(`${path.join(repoRoot, 'dsh-plugin', 'index.mjs')} is missing; run \`npm run build\` first.`);
     }
     const cache = dshCacheDir();
+    keepPnpmCacheInside(cache);
     const cached = fs.existsSync(path.join(cache, 'ready.json'));
     log(cached ? `dsh: using the cached install in ${cache}` : `dsh: installing dsh into ${cache} (first run only; usually under a minute)…`);
     let t = Date.now();
@@ -60,8 +73,8 @@ export class DshDemoHost implements DemoHost {
     this.project = fs.realpathSync(fs.mkdtempSync(path.join(this.home, 'project-')));
     log(`isolated DSH_HOME ${this.home}${this.options.keep ? ' (kept after the demo: --keep)' : ' (removed afterwards)'}`);
     t = Date.now();
-    log(`dsh plugin --profile headless add ${repoRoot}`);
-    log(`  (the same path as \`dsh plugin --profile web add github:<owner>/<repo>\`, with this clone instead)…`);
+    // The clone goes into the demo's own dsh home only; the person's command is the one from package.json.
+    log(`installing this clone into the demo's dsh home (for your own dsh: \`${INSTALL.dshPluginAdd('web')}\`)…`);
     await installBundle(this.home, 'headless', repoRoot);
     log(`  installed (${seconds(Date.now() - t)})`);
     if (this.scripted) this.model = await startFakeModel();
@@ -69,6 +82,7 @@ export class DshDemoHost implements DemoHost {
       projectDir: this.project,
       // dshEnv points XDG_CONFIG_HOME inside the home, so the person's own config is never touched.
       configFile: path.join(this.home, '.test-xdg', 'config', 'dida-todo', 'config.yaml'),
+      dsh: { dshBin: install.dshBin, nodeBinDir: install.nodeBinDir, pnpmBinDir: install.pnpmBinDir },
     };
   }
 

@@ -1,4 +1,7 @@
-// Renders Dida state the way a person sees it in the Dida app: plain text, colours only when asked for.
+// Renders Dida state the way a person sees it in the Dida app: plain text, colours only when asked for. Every text
+// that came from Dida is made terminal-safe (control and escape characters shown escaped, never run).
+import { colorsWanted } from '../cli/cli-output';
+import { displayWidth, safeText } from '../cli/terminal-text';
 import { parseDidaDate } from '../dida/dida-date';
 import { isItemCompleted, type Comment, type Task } from '../dida/types';
 
@@ -17,10 +20,10 @@ export function demoStyle(enabled: boolean): DemoStyle {
   return { enabled, bold: wrap(1, 22), dim: wrap(2, 22), good: wrap(32, 39), warn: wrap(33, 39), bad: wrap(31, 39), accent: wrap(36, 39) };
 }
 
-/** Colours are on when forced, else only on a terminal with NO_COLOR unset and TERM not dumb. */
+/** Colours are on when forced by a flag, else as the CLI decides (FORCE_COLOR, NO_COLOR, TERM=dumb, a terminal). */
 export function colorEnabled(forced: boolean | undefined, isTTY: boolean | undefined, env: NodeJS.ProcessEnv): boolean {
   if (forced !== undefined) return forced;
-  return isTTY === true && !(env.NO_COLOR !== undefined && env.NO_COLOR !== '') && env.TERM !== 'dumb';
+  return colorsWanted(isTTY, env);
 }
 
 /** Dida's names for its priorities. */
@@ -74,19 +77,20 @@ export function explainReminders(task: Task, filedAtMs: number): string[] {
   const reminders = task.reminders ?? [];
   const due = parseDidaDate(task.dueDate ?? task.startDate);
   if (reminders.length === 0) return ['No reminders.'];
-  const raw = reminders.join(', ');
-  if (!due) return [`Reminders: ${raw}.`];
+  if (!due) return [`${reminders.length} reminder${reminders.length === 1 ? '' : 's'}, but no due time to count them from.`];
   const times = reminders.map((r) => triggerOffsetMs(r)).filter((o): o is number => o !== undefined).map((o) => due.getTime() + o);
   const parts = times.map((t) => `${clock(t)} (${relativeMinutes(t - filedAtMs)})`);
   const joined = parts.length <= 1 ? parts.join('') : `${parts.slice(0, -1).join(', ')} and ${parts.at(-1)}`;
+  const later = Math.round(((times.at(-1) ?? due.getTime()) - due.getTime()) / 60_000);
   return [
     `Due ${clock(due.getTime())} (${relativeMinutes(due.getTime() - filedAtMs)} after it was filed); Dida reminds you at ${joined}:`,
-    `at the due time and again ${Math.round(((times.at(-1) ?? due.getTime()) - due.getTime()) / 60_000)} minutes later, so a finished Work does not wait unnoticed. (${raw})`,
+    later > 0 ? `at the due time and again ${later} minutes later, so a finished Work does not wait unnoticed.` : 'at the due time, so a finished Work does not wait unnoticed.',
   ];
 }
 
+/** Multi-line Dida text, one terminal-safe line each. */
 function indentLines(text: string, prefix: string): string[] {
-  return text.split('\n').map((line) => `${prefix}${line}`.trimEnd());
+  return text.split('\n').map((line) => `${prefix}${safeText(line)}`.trimEnd());
 }
 
 export interface TaskRenderOptions {
@@ -102,13 +106,13 @@ export function renderTask(task: Task, s: DemoStyle, options: TaskRenderOptions 
   const indent = options.indent ?? '  ';
   const done = task.status === 2;
   const box = done ? s.good('☑') : '☐';
-  const title = done ? s.good(task.title) : s.bold(task.title);
+  const title = done ? s.good(safeText(task.title)) : s.bold(safeText(task.title));
   const priority = s.dim(`[priority ${priorityName(task.priority)}${task.priority === 0 ? ' → a draft, left alone' : ''}]`);
   const status = done ? ` ${s.good('completed')}` : '';
   const lines = [`${indent}${box} ${title}  ${priority}${status}${options.note ? `  ${s.dim(options.note)}` : ''}`];
   for (const item of task.items ?? []) {
     const ticked = isItemCompleted(item);
-    lines.push(`${indent}    ${ticked ? s.good('☑') : '☐'} ${item.title}`);
+    lines.push(`${indent}    ${ticked ? s.good('☑') : '☐'} ${safeText(item.title)}`);
   }
   if (options.body !== false) {
     const body = taskBody(task);
@@ -119,7 +123,7 @@ export function renderTask(task: Task, s: DemoStyle, options: TaskRenderOptions 
 
 /** A list header and its tasks. */
 export function renderList(name: string, tasks: readonly Task[], s: DemoStyle, indent = '  '): string[] {
-  const lines = [`${indent}${s.bold(`📋 ${name}`)}`];
+  const lines = [`${indent}${s.bold(`📋 ${safeText(name)}`)}`];
   if (tasks.length === 0) lines.push(`${indent}  ${s.dim('(no open tasks)')}`);
   for (const task of tasks) lines.push(...renderTask(task, s, { indent: `${indent}  ` }));
   return lines;
@@ -128,14 +132,8 @@ export function renderList(name: string, tasks: readonly Task[], s: DemoStyle, i
 /** One comment as it appears under a task: 💬 and its text (multi-line texts indented). */
 export function renderComment(comment: Pick<Comment, 'title'>, s: DemoStyle, indent = '    ', prefix = ''): string[] {
   const [first = '', ...rest] = comment.title.split('\n');
-  const pad = ' '.repeat(visibleLength(prefix));
-  return [`${indent}${prefix}💬 ${first}`.trimEnd(), ...rest.map((line) => (line.trim() === '' ? '' : `${indent}${pad}   ${line}`.trimEnd()))];
-}
-
-/** Display width of plain text without colour codes (CJK counted as one: used only for small alignment). */
-function visibleLength(text: string): number {
-  // eslint-disable-next-line no-control-regex
-  return text.replace(/\u001b\[\d+m/g, '').length;
+  const pad = ' '.repeat(displayWidth(prefix));
+  return [`${indent}${prefix}💬 ${safeText(first)}`.trimEnd(), ...rest.map((line) => (line.trim() === '' ? '' : `${indent}${pad}   ${safeText(line)}`.trimEnd()))];
 }
 
 /** The acceptance todo: title, priority, report body, reminders explained, and its comments. */

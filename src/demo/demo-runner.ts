@@ -1,8 +1,11 @@
 // The guided demo: seed a Dida list, let an agent work it through a host (real dsh, or an in-process stand-in in
 // tests), and print each step the way the person sees it in Dida.
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { Behaviour } from '../../tests/e2e/harness/fake-model';
+import { INSTALL, repositoryUrl } from '../cli/install-commands';
+import { safeText } from '../cli/terminal-text';
 import { parseDidaDate } from '../dida/dida-date';
 import type { Task } from '../dida/types';
 import type { DemoBackend, SeededList } from './demo-backend';
@@ -23,6 +26,15 @@ export interface PreparedHost {
   projectDir: string;
   /** dida-todo's config.yaml as the agent's host will read it. */
   configFile: string;
+  /** The working dsh the demo used, offered to the person at the end (absent for stand-in hosts). */
+  dsh?: DemoDshInstall;
+}
+
+/** Where the demo's dsh lives: its launcher, the Node ≥ 22.19 and pnpm it needs on PATH. */
+export interface DemoDshInstall {
+  dshBin: string;
+  nodeBinDir: string;
+  pnpmBinDir: string;
 }
 
 /** Runs agent sessions: the real dsh headless (src/demo/demo-dsh.ts) or an in-process stand-in (tests). */
@@ -48,8 +60,6 @@ export interface RunDemoOptions {
   host: DemoHost;
   io: DemoIo;
   style: DemoStyle;
-  /** What the person runs for the real thing (printed at the end). */
-  repoHint?: string;
   now?: () => number;
   /** Pause between model answers of the scripted sessions (ms). */
   paceMs?: number;
@@ -125,14 +135,14 @@ export async function runDemo(options: RunDemoOptions): Promise<DemoOutcome> {
         for (const line of renderComment(event.comment, s, '  ', `${stamp(event.atMs)}  `)) out(line);
         break;
       case 'item':
-        out(`  ${stamp(event.atMs)}  ${event.done ? s.good('☑') : '☐'} ${event.item} ${s.dim(event.done ? 'ticked' : 'unticked')}`);
+        out(`  ${stamp(event.atMs)}  ${event.done ? s.good('☑') : '☐'} ${safeText(event.item)} ${s.dim(event.done ? 'ticked' : 'unticked')}`);
         break;
       case 'completed':
-        out(`  ${stamp(event.atMs)}  ${s.good('☑')} ${s.good(`"${event.taskTitle}" completed`)}`);
+        out(`  ${stamp(event.atMs)}  ${s.good('☑')} ${s.good(`"${safeText(event.taskTitle)}" completed`)}`);
         break;
       case 'task':
         titles.set(event.task.id, event.task.title);
-        out(`  ${stamp(event.atMs)}  ${s.accent('＋')} new todo in the list: ${s.bold(event.task.title)}`);
+        out(`  ${stamp(event.atMs)}  ${s.accent('＋')} new todo in the list: ${s.bold(safeText(event.task.title))}`);
         break;
     }
   };
@@ -217,7 +227,7 @@ export async function runDemo(options: RunDemoOptions): Promise<DemoOutcome> {
 
   // 6. What next.
   out(heading(6, TOTAL_STEPS, 'What to do next (the real thing)', s));
-  for (const line of nextSteps(options.repoHint)) out(`  ${line}`);
+  for (const line of nextSteps(prepared.dsh)) out(`  ${line}`);
 
   outcome.ok = problems.length === 0;
   out('');
@@ -239,28 +249,44 @@ function reportSession(result: SessionResult, what: string, s: DemoStyle, out: (
   const answer = lastLines(result.stdout, 4);
   if (answer.length) {
     out(`  ${s.dim('dsh answered:')}`);
-    for (const line of answer) out(`    ${s.accent('»')} ${line}`);
+    for (const line of answer) out(`    ${s.accent('»')} ${safeText(line)}`);
   }
   const status = result.timedOut ? 'timed out' : `exit ${result.code}`;
   out(s.dim(`  (${what}: ${status}, ${seconds(result.durationMs)})`));
   if (result.timedOut || result.code !== 0) {
     problems.push(`the ${what} ended with ${status}`);
-    for (const line of lastLines(result.stderr, 8)) out(s.warn(`    ${line}`));
+    for (const line of lastLines(result.stderr, 8)) out(s.warn(`    ${safeText(line)}`));
   }
 }
 
-/** The real install, login and bind commands (README). */
-export function nextSteps(repoHint = 'github:<owner>/<repo>'): string[] {
-  return [
-    '1. Install the bundle into dsh:',
-    `     dsh plugin --profile web add ${repoHint}`,
-    '2. Give it your Dida token (Dida: avatar → Settings → Account → API Token):',
-    '     npx dida-todo login --token <your token>        # or set DIDA_TODO_TOKEN',
-    '3. Bind your project directory to a Dida list (created when missing):',
-    '     npx dida-todo bind "<list name>" --cwd <your project>',
-    '4. Write a task with a priority into that list in Dida, then in a dsh session in that directory say:',
-    `     ${FIRST_PROMPT}`,
-    'Check the setup any time with `npx dida-todo status`. Try it against your real Dida first with',
-    '`npm run demo -- --real --list "<a new list name>"` (DIDA_TODO_TOKEN set).',
-  ];
+/**
+ * The real setup, as the README's "Install and use" has it. Every command works outside the clone (install specs
+ * come from package.json's repository) and none puts a token on the command line. `dsh` is the working dsh this
+ * demo used, offered as the person's own.
+ */
+export function nextSteps(dsh?: DemoDshInstall, homeLayerExists = fs.existsSync(path.join(os.homedir(), '.dsh', 'cordis.patch.yml'))): string[] {
+  const lines = ['1. A dsh that starts (0.1.0-rc.8 needs Node ≥ 22.19, pnpm 10, a pinned HMR plugin and the `hmr` overlay):'];
+  if (dsh) {
+    lines.push(
+      '   use the one this demo just ran, as your `dsh`:',
+      `     mkdir -p ~/.local/bin && printf '#!/bin/sh\\nPATH="%s:%s:$PATH" exec "%s" "$@"\\n' '${dsh.nodeBinDir}' '${dsh.pnpmBinDir}' '${dsh.dshBin}' > ~/.local/bin/dsh && chmod +x ~/.local/bin/dsh`,
+      homeLayerExists
+        ? '     and add the `hmr` rows to ~/.dsh/cordis.patch.yml (after step 2, `dida-todo doctor` prints them)'
+        : "     mkdir -p ~/.dsh && printf -- '- id: hmr\\n  disabled: false\\n  config: { root: [] }\\n' > ~/.dsh/cordis.patch.yml",
+      `   or install your own: ${repositoryUrl()}#install-and-use`,
+    );
+  } else lines.push(`     ${repositoryUrl()}#install-and-use`);
+  lines.push(
+    '2. Install the bundle into dsh and put its `dida-todo` command on your PATH:',
+    `     ${INSTALL.dshPluginAdd('web')}`,
+    `     ${INSTALL.linkFromProfile()}`,
+    '3. Log in with your personal API token (Dida: avatar → Settings → Account & Security → API Token):',
+    '     dida-todo login --token -        # paste it at the prompt: not shown, not in your shell history',
+    '4. Bind your project directory to a Dida list (created when missing) and check the whole setup:',
+    '     cd <your project> && dida-todo bind "<list name>"',
+    '     dida-todo doctor',
+    `5. Write a task with a priority into that list, then say ${FIRST_PROMPT} in a dsh session in that directory.`,
+    'Try it against your real Dida first: `npm run demo -- --real --list "<a new list name>"` (DIDA_TODO_TOKEN set).',
+  );
+  return lines;
 }

@@ -1,5 +1,4 @@
 // Entry of `npm run demo` (scripts/demo.mjs bundles this file with esbuild and calls demoMain).
-import { execFileSync } from 'node:child_process';
 import { DemoListError, realBackend, simulatorBackend, type DemoBackend } from './demo-backend';
 import { DEMO_USAGE, DemoUsageError, parseDemoArgs, type DemoOptions } from './demo-args';
 import { DshDemoHost } from './demo-dsh';
@@ -18,25 +17,12 @@ const processIo: DemoMainIo = {
   },
 };
 
-/** What the person should install, derived from the clone's origin when it is a GitHub URL. */
-export function repoHintFrom(remoteUrl: string | undefined): string {
-  const m = /github\.com[:/]([^/\s]+)\/([^/\s]+?)(?:\.git)?\/?$/.exec(remoteUrl?.trim() ?? '');
-  return m ? `github:${m[1]}/${m[2]}` : 'github:<owner>/<repo>';
-}
-
-function originUrl(cwd: string): string | undefined {
-  try {
-    return execFileSync('git', ['remote', 'get-url', 'origin'], { cwd, stdio: ['ignore', 'pipe', 'ignore'], timeout: 5_000 }).toString();
-  } catch {
-    return undefined;
-  }
-}
-
 export interface DemoMainDeps {
   /** Builds the host (default: the real dsh). */
   host?: (options: DemoOptions) => DemoHost;
   /** Builds the Dida backend (default: simulator, or the real account with --real). */
   backend?: (options: DemoOptions) => Promise<DemoBackend>;
+  /** The clone the demo runs from (default: found from this module). */
   repoRoot?: string;
 }
 
@@ -78,7 +64,7 @@ export async function demoMain(argv: readonly string[], io: DemoMainIo = process
         ? realBackend(options.token as string, options.list as string)
         : await simulatorBackend();
     host = deps.host ? deps.host(options) : new DshDemoHost({ ...(options.apiKey ? { apiKey: options.apiKey } : {}), keep: options.keep, verbose: options.verbose });
-    const outcome = await runDemo({ backend, host, io, style, repoHint: repoHintFrom(originUrl(deps.repoRoot ?? process.cwd())) });
+    const outcome = await runDemo({ backend, host, io, style });
     if (options.real) io.out(`Your Dida list "${options.list}" keeps what the demo did: open Dida and have a look.\n`);
     return outcome.ok ? 0 : host.scripted ? 1 : 0;
   } catch (error) {

@@ -1,4 +1,6 @@
-// The HTTP control API under /__sim/ (no auth, loopback only), for child processes and the CLI.
+// The HTTP control API under /__sim/ (loopback only, the simulator's own Bearer token, no foreign Origin or Host),
+// for child processes and the CLI.
+import type { IncomingHttpHeaders } from 'node:http';
 import * as z from 'zod/mini';
 import { describeIssues } from '../common/schema-issues';
 import { parseFaultJson } from './sim-faults';
@@ -32,7 +34,25 @@ function parse<T>(schema: z.ZodMiniType<T>, body: unknown): T {
 const done = { status: 200, body: { ok: true } };
 
 /**
- * Routes (path relative to `/__sim`):
+ * Who may use the control API: a request with the simulator's current token as `Authorization: Bearer …`, a Host
+ * header naming this loopback server (no DNS rebinding), and no Origin other than the simulator's own (a web page's
+ * request, even a "simple" text/plain POST, carries its Origin). Returns the refusal, or undefined when allowed.
+ */
+export function controlAccess(headers: IncomingHttpHeaders, expected: { token: string; port: number }): ControlAnswer | undefined {
+  const own = [`127.0.0.1:${expected.port}`, `localhost:${expected.port}`, `[::1]:${expected.port}`];
+  const host = (headers.host ?? '').toLowerCase();
+  if (!own.includes(host)) return { status: 403, body: { error: 'the control API answers only requests addressed to this simulator (Host)' } };
+  const origin = headers.origin;
+  if (origin !== undefined && !own.some((h) => origin.toLowerCase() === `http://${h}`)) {
+    return { status: 403, body: { error: 'the control API refuses requests from web pages (Origin)' } };
+  }
+  const bearer = /^Bearer\s+(.+)$/i.exec((headers.authorization ?? '').trim())?.[1];
+  if (bearer !== expected.token) return { status: 401, body: { error: "the control API needs the simulator's token as Authorization: Bearer <token>" } };
+  return undefined;
+}
+
+/**
+ * Access is checked first by controlAccess. Routes (path relative to `/__sim`):
  *   GET /state · GET /counters (route key → count) · GET /total · POST /counters/reset
  *   GET /faults · POST /faults (SimFault JSON, `times: null` = Infinity) · DELETE /faults
  *   POST /comment {projectId, taskId, text, userId?} · POST /seed/project · POST /seed/task

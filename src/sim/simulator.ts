@@ -2,7 +2,7 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Project, Task } from '../dida/types';
-import { handleControl } from './sim-control';
+import { controlAccess, handleControl } from './sim-control';
 import { FaultQueue, SIM_FAULT_KINDS, type SimFault } from './sim-faults';
 import { faultError, parseJsonBody, readBody, sendError, sendJson, sendRedirect, sendTruncated } from './sim-http';
 import { matchRoute, SIM_ROUTES } from './sim-routes';
@@ -279,6 +279,8 @@ class SimulatorImpl implements Simulator {
   private async handleControlRequest(req: IncomingMessage, res: ServerResponse, method: string, path: string): Promise<void> {
     const remote = req.socket.remoteAddress ?? '';
     if (!['127.0.0.1', '::1', '::ffff:127.0.0.1'].includes(remote)) return sendJson(res, 403, { error: 'loopback only' });
+    const refused = controlAccess(req.headers, { token: this.currentToken, port: this.port });
+    if (refused) return sendJson(res, refused.status, refused.body);
     try {
       const body = parseJsonBody(await readBody(req));
       const answer = handleControl(this, method, path.slice('/__sim'.length), body);

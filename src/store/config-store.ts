@@ -1,5 +1,5 @@
 // Owns config.yaml: its schema, reading with clear errors, atomic saving, change-aware re-reading and bindings.
-import { stat } from 'node:fs/promises';
+import { readlink, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import * as z from 'zod/mini';
 import { describeIssues } from '../common/schema-issues';
@@ -49,17 +49,66 @@ export interface LoadedConfig {
 const DEFAULT_HEADER =
   '# dida-todo configuration. `dida-todo bind` edits it; hand edits are picked up without a restart.\n';
 
-/** config.yaml is unreadable as YAML or does not match the schema; the message names the file, the key path and the fix. */
+/** One problem found in config.yaml: where it is and what is wrong. */
+export interface ConfigIssue {
+  /** 1-based line of the offending key or value, when the file was parsed far enough to know it. */
+  line?: number;
+  /** Key path such as `poll.intervalMinutes` or `bindings[0].cwd`; `(root)` for the file itself. */
+  path: string;
+  /** The unknown key itself, for an unknown-key issue. */
+  unknownKey?: string;
+  /** The closest valid key at that place ("did you mean"), for an unknown key. */
+  suggestion?: string;
+  /** What is wrong, in English (e.g. `expected one of "zh", "en"`). */
+  problem: string;
+}
+
+/**
+ * config.yaml is unreadable as YAML or does not match the schema. The message names the file, each problem's line
+ * and key, the closest valid key for a misspelt one, and the fix; `issues` carries the same as data.
+ */
 export class ConfigError extends Error {
   readonly code = 'config_invalid' as const;
   constructor(
     readonly file: string,
     readonly detail: string,
-    fix = 'Fix the file.',
+    readonly fix = 'Fix the file.',
+    readonly issues: readonly ConfigIssue[] = [],
   ) {
     super(`${displayPath(file)}: ${detail}. ${fix}`);
     this.name = 'ConfigError';
   }
+}
+
+/** The keys config.yaml allows at each place (for "did you mean"). */
+const KNOWN_KEYS: Record<string, readonly string[]> = {
+  '': ['version', 'region', 'baseUrl', 'locale', 'poll', 'hostLabel', 'bindings'],
+  poll: ['enabled', 'intervalMinutes'],
+  binding: ['cwd', 'projectId', 'label'],
+};
+
+/** The closest of `candidates` to `key` (case ignored, at most a third of its letters different), if any. */
+export function closestKey(key: string, candidates: readonly string[]): string | undefined {
+  let best: { key: string; distance: number } | undefined;
+  for (const candidate of candidates) {
+    const distance = editDistance(key.toLowerCase(), candidate.toLowerCase());
+    if (!best || distance < best.distance) best = { key: candidate, distance };
+  }
+  return best && best.distance <= Math.max(2, Math.floor(key.length / 3)) ? best.key : undefined;
+}
+
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let diagonal = row[0] as number;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const above = row[j] as number;
+      row[j] = Math.min(above + 1, (row[j - 1] as number) + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diagonal = above;
+    }
+  }
+  return row[b.length] as number;
 }
 
 /** The configuration used when config.yaml does not exist. */
@@ -72,33 +121,54 @@ export function normalizeCwd(cwd: string): string {
   return path.resolve(cwd);
 }
 
+/** Where keys and values sit in the file, for line numbers in errors. */
+interface SourceMap {
+  lineOf(path: readonly PropertyKey[], unknownKey?: string): number | undefined;
+}
+
 /** Parses config.yaml text; `file` is used in error messages only. Throws `ConfigError`. */
 export async function parseConfigText(text: string, file: string): Promise<DidaTodoConfig> {
   const YAML = await loadYaml();
-  const doc = YAML.parseDocument(text);
+  const lineCounter = new YAML.LineCounter();
+  const doc = YAML.parseDocument(text, { lineCounter });
   const syntaxError = doc.errors[0];
   if (syntaxError) {
     const pos = syntaxError.linePos?.[0];
     const where = pos ? ` at line ${pos.line}, column ${pos.col}` : '';
     const reason = syntaxError.message.replace(/ at line \d+, column \d+:[\s\S]*$/, '').trim();
-    throw new ConfigError(file, `YAML syntax error${where}: ${reason}`);
+    throw new ConfigError(file, `YAML syntax error${where}: ${reason}`, undefined, [{ ...(pos ? { line: pos.line } : {}), path: '(root)', problem: `YAML syntax error: ${reason}` }]);
   }
-  return validateConfig(doc.toJS() ?? {}, file);
+  const source: SourceMap = {
+    lineOf(path, unknownKey) {
+      const node = path.length === 0 ? doc.contents : doc.getIn(path as unknown[], true);
+      let offset: number | undefined;
+      if (unknownKey !== undefined && YAML.isMap(node)) {
+        const pair = node.items.find((item) => YAML.isScalar(item.key) && String(item.key.value) === unknownKey);
+        offset = YAML.isScalar(pair?.key) ? pair.key.range?.[0] : undefined;
+      } else if (YAML.isNode(node)) offset = node.range?.[0];
+      return offset === undefined ? undefined : lineCounter.linePos(offset).line;
+    },
+  };
+  return validateConfig(doc.toJS() ?? {}, file, source);
 }
 
 /** Validates an already parsed value against the schema and normalizes binding directories. Throws `ConfigError`. */
-export function validateConfig(raw: unknown, file: string): DidaTodoConfig {
+export function validateConfig(raw: unknown, file: string, source?: SourceMap): DidaTodoConfig {
   if (isRecord(raw) && typeof raw.version === 'number' && raw.version > CONFIG_VERSION) {
     throw new ConfigError(
       file,
       `at version: config version ${raw.version} was written by a newer dida-todo (this one knows version ${CONFIG_VERSION})`,
       'Upgrade dida-todo.',
+      [{ ...lineAt(source, ['version']), path: 'version', problem: `config version ${raw.version} was written by a newer dida-todo` }],
     );
   }
   const result = ConfigSchema.safeParse(raw, { reportInput: true });
   if (!result.success) {
-    const touchesBindings = result.error.issues.some((issue) => issue.path[0] === 'bindings');
-    throw new ConfigError(file, describeIssues(result.error.issues), touchesBindings ? 'Fix the file or run `dida-todo bind` again.' : undefined);
+    const issues = result.error.issues;
+    const touchesBindings = issues.some((issue) => issue.path[0] === 'bindings');
+    // In reading order: the person fixes the file top to bottom.
+    const located = issues.flatMap((issue) => locateIssue(issue, source)).sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity));
+    throw new ConfigError(file, located.map(describeLocated).join('; '), touchesBindings ? 'Fix the file or run `dida-todo bind` again.' : undefined, located);
   }
   const config = result.data;
   const seen = new Map<string, number>();
@@ -106,16 +176,43 @@ export function validateConfig(raw: unknown, file: string): DidaTodoConfig {
     const cwd = normalizeCwd(binding.cwd);
     const first = seen.get(cwd);
     if (first !== undefined) {
-      throw new ConfigError(
-        file,
-        `at bindings[${index}].cwd: ${cwd} is already bound by bindings[${first}]`,
-        'Fix the file or run `dida-todo bind` again.',
-      );
+      const problem = `${cwd} is already bound by bindings[${first}]`;
+      const issue: ConfigIssue = { ...lineAt(source, ['bindings', index, 'cwd']), path: `bindings[${index}].cwd`, problem };
+      throw new ConfigError(file, describeLocated(issue), 'Fix the file or run `dida-todo bind` again.', [issue]);
     }
     seen.set(cwd, index);
     return { ...binding, cwd };
   });
   return config;
+}
+
+function lineAt(source: SourceMap | undefined, path: readonly PropertyKey[], unknownKey?: string): { line?: number } {
+  const line = source?.lineOf(path, unknownKey);
+  return line === undefined ? {} : { line };
+}
+
+/** One schema issue as located problems; an unknown-keys issue becomes one problem per key, each with its line. */
+function locateIssue(issue: z.core.$ZodIssue, source: SourceMap | undefined): ConfigIssue[] {
+  const path = formatKeyPath(issue.path);
+  if (issue.code === 'unrecognized_keys') {
+    const place = issue.path.length === 0 ? '' : issue.path[0] === 'bindings' ? 'binding' : String(issue.path[0]);
+    return issue.keys.map((key) => {
+      const suggestion = closestKey(key, KNOWN_KEYS[place] ?? []);
+      return { ...lineAt(source, issue.path, key), path, unknownKey: key, ...(suggestion ? { suggestion } : {}), problem: `unknown key ${JSON.stringify(key)}` };
+    });
+  }
+  return [{ ...lineAt(source, issue.path), path, problem: describeIssues([issue]).replace(/^at [^:]*: /, '') }];
+}
+
+function describeLocated(issue: ConfigIssue): string {
+  const line = issue.line === undefined ? '' : `line ${issue.line}, `;
+  const hint = issue.suggestion ? ` (did you mean ${JSON.stringify(issue.suggestion)}?)` : '';
+  return `${line}at ${issue.path}: ${issue.problem}${hint}`;
+}
+
+function formatKeyPath(path: readonly PropertyKey[]): string {
+  if (path.length === 0) return '(root)';
+  return path.map((key, i) => (typeof key === 'number' ? `[${key}]` : i === 0 ? String(key) : `.${String(key)}`)).join('');
 }
 
 /** Reads config.yaml; a missing file yields the defaults with `exists: false`. Throws `ConfigError` for invalid content. */
@@ -142,13 +239,31 @@ export async function serializeConfig(config: DidaTodoConfig, header = DEFAULT_H
 
 /**
  * Validates and atomically writes config.yaml (mode 0600, directory 0700). The leading comment block of the
- * existing file is kept; a new file gets a default header. Throws `ConfigError` when `config` is invalid.
+ * existing file is kept; a new file gets a default header. When config.yaml is a symbolic link, the file it points
+ * to is replaced and the link stays. Throws `ConfigError` when `config` is invalid, `FileSaveError` when it cannot
+ * be written (nothing is written then).
  */
 export async function saveConfig(file: string, config: DidaTodoConfig): Promise<void> {
   const valid = validateConfig(config, file);
   const existing = await readFileIfExists(file);
   const header = (existing !== undefined ? leadingComment(existing) : '') || DEFAULT_HEADER;
-  await writeFileAtomic(file, await serializeConfig(valid, header), { mode: 0o600, dirMode: 0o700 });
+  await writeFileAtomic(await linkTarget(file), await serializeConfig(valid, header), { mode: 0o600, dirMode: 0o700 });
+}
+
+/** The file a path names once symbolic links are followed (a dangling link's target too); the path itself otherwise. */
+export async function linkTarget(file: string): Promise<string> {
+  try {
+    return await realpath(file);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') throw error;
+  }
+  try {
+    return path.resolve(path.dirname(file), await readlink(file));
+  } catch {
+    // Not a link (or gone): the path itself.
+    return file;
+  }
 }
 
 export interface UpdateConfigOptions extends LockOptions {

@@ -3,7 +3,7 @@ import os from 'node:os';
 import { createCliGateway } from '../dida/cli-gateway';
 import { DidaError } from '../dida/dida-error';
 import type { DidaGateway } from '../dida/dida-gateway';
-import { createHttpGateway, type DidaRegion } from '../dida/http-gateway';
+import { createHttpGateway, resolveBaseUrl, type DidaRegion } from '../dida/http-gateway';
 import { resolveToken, type ResolvedToken } from '../dida/token-source';
 import type { ConfigPort } from '../core/bindings';
 import type { LockPort, StatePort } from '../core/engine-context';
@@ -21,6 +21,7 @@ export interface RuntimeOptions {
   stateDir?: string;
   /** Explicit token (plugin setting or CLI flag); wins over every other source. */
   token?: string;
+  /** The plugin row's region and base URL; config.yaml's (saved by `dida-todo login`) win over them. */
   region?: DidaRegion;
   baseUrl?: string;
   didaCommand?: string;
@@ -70,6 +71,35 @@ export function openEngineStore(options: EngineStoreOptions): { state: StatePort
   };
 }
 
+/** One place that may say which Dida to talk to: a command-line flag, config.yaml, or the plugin row. */
+export interface EndpointLayer {
+  source: 'flag' | 'config' | 'row';
+  region?: DidaRegion | undefined;
+  baseUrl?: string | undefined;
+}
+
+export interface Endpoint {
+  region: DidaRegion;
+  baseUrl: string;
+  /** True when the base URL was given explicitly (not derived from the region). */
+  explicit: boolean;
+  /** Which layer decided; `default` when none said anything (Dida365). */
+  source: EndpointLayer['source'] | 'default';
+}
+
+/**
+ * The Dida endpoint, from layers given highest first (CLI: flags, then config.yaml; dsh: config.yaml, then the
+ * plugin row). The first layer that names a base URL or a region decides: its base URL, else its region's service
+ * (so `login --region ticktick` means real TickTick even when config.yaml points at a simulator). The region shown
+ * is the deciding layer's, else the next layer's that has one, else dida365.
+ */
+export function resolveEndpoint(layers: readonly EndpointLayer[]): Endpoint {
+  const deciding = layers.find((layer) => layer.baseUrl !== undefined || layer.region !== undefined);
+  const region = deciding?.region ?? layers.find((layer) => layer.region !== undefined)?.region ?? 'dida365';
+  const explicitUrl = deciding?.baseUrl;
+  return { region, baseUrl: resolveBaseUrl(region, explicitUrl), explicit: explicitUrl !== undefined, source: deciding?.source ?? 'default' };
+}
+
 export const NO_TOKEN_MESSAGE =
   'No Dida token is configured: run `dida-todo login --token <token>` (personal API token from Dida: avatar → Settings → Account → API Token), or set DIDA_TODO_TOKEN.';
 
@@ -107,10 +137,15 @@ export function openRuntime(options: RuntimeOptions = {}): Runtime {
     const found = await lookup();
     if (!found) throw new DidaError({ code: 'auth', message: NO_TOKEN_MESSAGE });
     if (found.warning) options.log?.(found.warning);
+    // config.yaml is what `dida-todo login` and `dida-todo sim --use` save, so it wins over the plugin row.
+    const endpoint = resolveEndpoint([
+      { source: 'config', region: cfg.region, baseUrl: cfg.baseUrl },
+      { source: 'row', region: options.region, baseUrl: options.baseUrl },
+    ]);
     return createHttpGateway({
       token: found.token,
-      region: options.region ?? cfg.region,
-      ...(options.baseUrl ?? cfg.baseUrl ? { baseUrl: (options.baseUrl ?? cfg.baseUrl) as string } : {}),
+      region: endpoint.region,
+      baseUrl: endpoint.baseUrl,
       ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
     });
   }

@@ -3,7 +3,6 @@
 //
 // Run with `npx vitest run -c vitest.browser.config.ts` (the default config also matches this file; it is skipped
 // there). Screenshots of every stage go to test-output/browser/.
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,10 +11,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
 import { ensureDsh, installBundle, makeDshHome, removeDshHome, repoRoot, startWeb, type WebDsh } from '../e2e/harness/dsh-run';
 import { startFakeModel, text, toolCall, type Behaviour, type FakeModel } from '../e2e/harness/fake-model';
+import { chromiumOrExplain, CHROMIUM_ARGS } from './chromium';
 
 const ENABLED = process.env.DIDA_TODO_BROWSER_TEST === '1';
 const OUT = path.join(repoRoot, 'test-output', 'browser');
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 type Status = 'pending' | 'in_progress' | 'completed';
 interface PanelItem {
@@ -28,7 +27,7 @@ interface TodosFrame {
   value: PanelItem[] | null;
 }
 
-// Step titles are ASCII on purpose: the CI image has no CJK font, and the screenshots should be readable.
+// Step titles are ASCII here; the Chinese hero screenshot (hero.browser.test.ts) needs the CJK font ensure-chromium.sh installs.
 const STEP_1 = 'Collect the changes';
 const STEP_2 = 'Write the draft';
 const STEP_3 = 'Add a changelog entry';
@@ -36,16 +35,6 @@ const MODEL_PLAN = [
   { content: 'Model plan: read the code', status: 'completed' as const },
   { content: 'Model plan: run the tests', status: 'in_progress' as const },
 ];
-
-function chromiumPath(): string {
-  try {
-    const found = execFileSync('which', ['chromium'], { encoding: 'utf8', timeout: 5_000 }).trim();
-    if (found) return found;
-  } catch {
-    /* fall through */
-  }
-  return '/usr/bin/chromium';
-}
 
 // Records, from before the app loads, every time the panel appears or disappears (the DOM side of the turn reset).
 const PANEL_OBSERVER = `
@@ -149,6 +138,7 @@ describe.skipIf(!ENABLED)('the dsh web task panel mirrors the Dida checklist (re
   }
 
   beforeAll(async () => {
+    const executablePath = chromiumOrExplain();
     const t0 = Date.now();
     fs.mkdirSync(OUT, { recursive: true });
     for (const old of fs.readdirSync(OUT)) if (old.endsWith('.png')) fs.rmSync(path.join(OUT, old));
@@ -182,7 +172,7 @@ describe.skipIf(!ENABLED)('the dsh web task panel mirrors the Dida checklist (re
     t = Date.now();
     userData = fs.mkdtempSync(path.join(os.tmpdir(), 'dida-todo-chromium-'));
     context = await chromium.launchPersistentContext(userData, {
-      executablePath: chromiumPath(),
+      executablePath,
       args: CHROMIUM_ARGS,
       viewport: { width: 1000, height: 720 },
       timeout: 30_000,

@@ -1,14 +1,16 @@
-// Runs `dida-todo` commands in-process with a capturing io and a temporary HOME/XDG layout.
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+// Runs the built `dida-todo` executable (dsh-plugin/cli.mjs) as a real child process with a temporary HOME/XDG layout.
+// `tty: true` runs it inside a pseudo-terminal (util-linux `script`), so stdin, stdout and stderr are terminals.
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { main } from '../../src/cli/cli';
-import { UsageError } from '../../src/cli/cli-args';
-import type { CliIo } from '../../src/cli/cli-io';
+
+export const ROOT = path.resolve(import.meta.dirname, '../..');
+export const BUILT_CLI = path.join(ROOT, 'dsh-plugin', 'cli.mjs');
 
 export interface CliResult {
-  code: number;
+  code: number | null;
   out: string;
   err: string;
   /** stdout parsed as JSON. */
@@ -16,19 +18,29 @@ export interface CliResult {
 }
 
 export interface LiveRun {
-  /** stderr written so far. */
+  /** stderr (or, under `tty`, everything the terminal showed) so far. */
   err(): string;
+  out(): string;
+  /** Types into the command's standard input. */
+  write(text: string): void;
+  /** Resolves once `pattern` has appeared on stderr/stdout (or the run ended). */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<void>;
+  signal(name: NodeJS.Signals): void;
   result: Promise<CliResult>;
 }
 
 export interface RunOptions {
-  /** Text `login --token -` reads as its input line. */
+  /** Text written to standard input (then closed). Without it, stdin is closed at once (no input). */
   stdin?: string;
-  /** Pretend stdout/stderr are terminals. */
+  /** Keep standard input open for `LiveRun.write` (start only). */
+  keepStdin?: boolean;
+  /** Run inside a pseudo-terminal: stdin/stdout/stderr are terminals; all output arrives as `out`. */
   tty?: boolean;
   /** Extra environment variables. */
   env?: Record<string, string>;
   cwd?: string;
+  /** Kill the run after this long (default 30 s). */
+  timeoutMs?: number;
 }
 
 export interface CliHome {
@@ -47,6 +59,70 @@ export interface CliHome {
   cleanup(): Promise<void>;
 }
 
+function shellQuote(arg: string): string {
+  return `'${arg.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Starts the built CLI with exactly `env` (plus PATH) and returns a handle on the running process. */
+export function startCli(argv: string[], env: Record<string, string>, options: RunOptions = {}): LiveRun {
+  const fullEnv: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env, ...options.env };
+  const command = [process.execPath, BUILT_CLI, ...argv];
+  const child = options.tty
+    ? spawn('script', ['-qefc', command.map(shellQuote).join(' '), '/dev/null'], { cwd: options.cwd, env: { ...fullEnv, TERM: fullEnv.TERM ?? 'xterm' }, stdio: ['pipe', 'pipe', 'pipe'] })
+    : spawn(command[0] as string, command.slice(1), { cwd: options.cwd, env: fullEnv, stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  const waiters: Array<() => void> = [];
+  const wake = () => {
+    for (const w of waiters.splice(0)) w();
+  };
+  child.stdout.setEncoding('utf8').on('data', (d: string) => {
+    out += d;
+    wake();
+  });
+  child.stderr.setEncoding('utf8').on('data', (d: string) => {
+    err += d;
+    wake();
+  });
+  if (options.stdin !== undefined) child.stdin.end(options.stdin);
+  else if (!options.keepStdin && !options.tty) child.stdin.end();
+  const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 30_000);
+  let ended = false;
+  const result = new Promise<CliResult>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => {
+      ended = true;
+      clearTimeout(timer);
+      wake();
+      resolve({
+        code,
+        out,
+        err,
+        json<T>() {
+          return JSON.parse(out) as T;
+        },
+      });
+    });
+  });
+  return {
+    err: () => (options.tty ? out : err),
+    out: () => out,
+    write: (text) => void child.stdin.write(text),
+    signal: (name) => void child.kill(name),
+    async waitFor(pattern, timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (!pattern.test(out + err) && !ended) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${pattern}; output so far:\n${out}\n${err}`);
+        await new Promise<void>((resolve) => {
+          waiters.push(resolve);
+          setTimeout(resolve, 200);
+        });
+      }
+    },
+    result,
+  };
+}
+
 export async function makeCliHome(): Promise<CliHome> {
   const root = await mkdtemp(path.join(os.tmpdir(), 'dida-todo-cli-'));
   const home = path.join(root, 'home');
@@ -54,34 +130,9 @@ export async function makeCliHome(): Promise<CliHome> {
   const configDir = path.join(env.XDG_CONFIG_HOME, 'dida-todo');
   const stateDir = path.join(env.XDG_STATE_HOME, 'dida-todo');
   const project = path.join(root, 'project');
-  const { mkdir } = await import('node:fs/promises');
   await mkdir(home, { recursive: true });
   await mkdir(project, { recursive: true });
-
-  const start = (argv: string[], options: RunOptions = {}): LiveRun => {
-    let out = '';
-    let err = '';
-    const io: CliIo = {
-      out: (text) => void (out += text),
-      err: (text) => void (err += text),
-      fail: (message) => {
-        throw new UsageError(message);
-      },
-      stdoutIsTTY: options.tty ?? false,
-      stderrIsTTY: options.tty ?? false,
-      ...(options.stdin !== undefined ? { readLine: async () => (options.stdin as string).split('\n')[0] as string } : {}),
-    };
-    const result = main(argv, io, { ...env, ...options.env }, options.cwd ?? project).then((code) => ({
-      code,
-      out,
-      err,
-      json<T>() {
-        return JSON.parse(out) as T;
-      },
-    }));
-    return { err: () => err, result };
-  };
-
+  const start = (argv: string[], options: RunOptions = {}) => startCli(argv, env, { cwd: project, ...options });
   return {
     root,
     home,

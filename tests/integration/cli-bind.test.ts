@@ -3,7 +3,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
-import { closedPort, exists, makeCliHome, modeOf, oneErrorLine, type CliHome } from '../helpers/cli-harness';
+import { closedPort, makeCliHome, modeOf, oneErrorLine, type CliHome } from '../helpers/cli-harness';
 
 let sim: Simulator;
 let h: CliHome;
@@ -64,7 +64,7 @@ describe('bind', () => {
     expect(line).toContain(work.id);
     expect(line).toContain(twin.id);
     expect(line).toMatch(/bind one by id/);
-    expect(await exists(h.configFile)).toBe(false);
+    expect(await readFile(h.configFile, 'utf8')).not.toContain('bindings:\n  -');
   });
 
   it('binds by --id, and refuses an archived or unknown id', async () => {
@@ -87,11 +87,15 @@ describe('bind', () => {
     [['bind', 'A', 'B'], /Pass one list name; quote names with spaces/],
     [['bind', 'A', '--id', 'x'], /either a list name or --id/],
     [['bind', 'A', '--cwd', '/definitely/not/here'], /is not an existing directory/],
+    [['bind', 'x'.repeat(201)], /has 201 characters.*at most 200.*nothing was changed/],
   ])('usage error %j exits 2', async (argv, pattern) => {
+    const before = await readFile(h.configFile, 'utf8');
+    sim.resetCounters();
     const result = await h.run([...argv, ...base]);
     expect(result.code).toBe(2);
     expect(oneErrorLine(result)).toMatch(pattern);
-    expect(await exists(h.configFile)).toBe(false);
+    expect(await readFile(h.configFile, 'utf8')).toBe(before);
+    expect(sim.totalRequests()).toBe(0);
   });
 
   it('without a token exits 3; with a rejected token exits 3 naming the source; unreachable exits 1', async () => {
@@ -102,14 +106,15 @@ describe('bind', () => {
 
     const rejected = await h.run(['bind', 'Work', ...base], { env: { DIDA_TODO_TOKEN: 'stale-token-0123456789' } });
     expect(rejected.code).toBe(3);
-    expect(oneErrorLine(rejected)).toMatch(/Dida rejected the token from the DIDA_TODO_TOKEN environment variable \(401\)/);
+    expect(oneErrorLine(rejected)).toMatch(/Dida rejected the token from the DIDA_TODO_TOKEN environment variable \(401 from http:\/\/127\.0\.0\.1:\d+\/open\/v1\); set DIDA_TODO_TOKEN/);
     expect(rejected.err).not.toContain('stale-token-0123456789');
 
+    const before = await readFile(h.configFile, 'utf8');
     const port = await closedPort();
     const down = await h.run(['bind', 'Work', '--base-url', `http://127.0.0.1:${port}/open/v1`], { env: { DIDA_TODO_TOKEN: sim.token } });
     expect(down.code).toBe(1);
     expect(oneErrorLine(down)).toMatch(/Could not reach Dida/);
-    expect(await exists(h.configFile)).toBe(false);
+    expect(await readFile(h.configFile, 'utf8')).toBe(before);
   });
 });
 
@@ -144,6 +149,7 @@ describe('lists', () => {
     expect(result.code).toBe(0);
     expect(result.json()).toEqual({
       ok: true,
+      baseUrl: sim.baseUrl,
       lists: [
         { id: work.id, name: 'Work', archived: false, boundDirs: [h.project] },
         { id: old.id, name: 'Old', archived: true, boundDirs: [] },

@@ -53,8 +53,11 @@ describe('login --token', () => {
       method: 'token',
       lists: 3,
       credentialsFile: h.credentialsFile,
+      configFile: h.configFile,
       region: 'dida365',
       baseUrl: sim.baseUrl,
+      endpointSaved: true,
+      previousBaseUrl: null,
       activeSource: 'credentials',
     });
     noToken(result);
@@ -86,13 +89,14 @@ describe('login --token', () => {
 
     expect((await h.run(['login', '--token', sim.token, ...base])).code).toBe(0);
     const before = await readFile(h.credentialsFile, 'utf8');
+    const configBefore = await readFile(h.configFile, 'utf8');
     sim.injectFault({ route: 'GET /project', kind: 'status', status: 401, times: 1 });
     const again = await h.run(['login', '--token', sim.token, ...base, '--region', 'ticktick']);
     expect(again.code).toBe(3);
     oneErrorLine(again);
     noToken(again);
     expect(await readFile(h.credentialsFile, 'utf8')).toBe(before);
-    expect(await exists(h.configFile)).toBe(false);
+    expect(await readFile(h.configFile, 'utf8')).toBe(configBefore);
   });
 
   it('an unreachable server exits 1 and writes nothing', async () => {

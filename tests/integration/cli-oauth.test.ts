@@ -91,17 +91,49 @@ describe('login --oauth', () => {
     expect(result.out + result.err).not.toContain('s3cret-value');
   });
 
-  it('refuses a callback whose state does not match, without exchanging the code', async () => {
+  it('ignores a callback without this login\'s state and keeps waiting for the real one', async () => {
     const server = await fake({ stateOverride: 'forged-state-value' });
     const run = startLogin(server);
-    const { callback } = await actAsBrowser(run);
-    const result = await run.result;
+    const { url, callback } = await actAsBrowser(run);
     expect(callback.status).toBe(400);
-    expect(result.code).toBe(1);
-    const last = result.err.trim().split('\n').at(-1);
-    expect(last).toMatch(/^dida-todo: The OAuth callback carried a state value that does not match/);
+    await run.waitFor(/does not belong to this login .* was ignored; still waiting/);
     expect(server.tokenRequests).toHaveLength(0);
     expect(await exists(h.credentialsFile)).toBe(false);
+
+    // The browser's real redirect (this login's state) still completes the login.
+    const forged = new URL(callback.url);
+    const real = new URL(url.searchParams.get('redirect_uri') as string);
+    real.searchParams.set('code', forged.searchParams.get('code') as string);
+    real.searchParams.set('state', url.searchParams.get('state') as string);
+    expect((await fetch(real)).status).toBe(200);
+    const result = await run.result;
+    expect(result.code).toBe(0);
+    expect(server.tokenRequests).toHaveLength(1);
+    expect(JSON.parse(await readFile(h.credentialsFile, 'utf8')).token).toBe(sim.token);
+  });
+
+  it('a web page hitting the callback with ?error=… cannot end the login or write to the terminal', async () => {
+    const server = await fake();
+    const run = startLogin(server);
+    await run.waitFor(/oauth\/authorize/);
+    const authorize = new URL(/(http:\/\/127\.0\.0\.1:\d+\/oauth\/authorize\S+)/.exec(run.err())?.[1] as string);
+    const redirect = new URL(authorize.searchParams.get('redirect_uri') as string);
+    // What an <img src="http://127.0.0.1:<port>/callback?error=…"> on any page sends: no state.
+    const attack = new URL(redirect);
+    attack.searchParams.set('error', '\u001b]0;pwned\u0007\u001b[2J');
+    expect((await fetch(attack)).status).toBe(400);
+    await run.waitFor(/ignored; still waiting/);
+    // Then the real authorization, answered with an error whose text carries escape sequences.
+    const denied = new URL(redirect);
+    denied.searchParams.set('state', authorize.searchParams.get('state') as string);
+    denied.searchParams.set('error', 'access_denied');
+    denied.searchParams.set('error_description', 'no \u001b[31mred\u001b[0m here');
+    await fetch(denied);
+    const result = await run.result;
+    expect(result.code).toBe(1);
+    expect(result.out + result.err).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/);
+    expect(result.err).not.toContain('pwned');
+    expect(result.err.trim().split('\n').at(-1)).toContain('access_denied: no \\x1b[31mred\\x1b[0m here');
   });
 
   it('reports a refused authorization', async () => {

@@ -14,8 +14,10 @@ interface StatusJson {
   ok: boolean;
   exitCode: number;
   token: { source: string; file: string | null } | null;
-  region: string;
-  baseUrl: string;
+  region: string | null;
+  baseUrl: string | null;
+  endpoint: { region: string; baseUrl: string; source: string; explicit: boolean } | null;
+  configFile: { file: string; problem: string | null };
   reachability: { checked: boolean; ok?: boolean; ms?: number; lists?: number; code?: string };
   cwd: string;
   binding: { cwd: string; projectId: string; label: string | null; inherited: boolean; list: string; message?: string } | null;
@@ -113,6 +115,7 @@ describe('status', () => {
     await h.run(['login', '--token', sim.token, ...base]);
     await h.run(['bind', 'Work', ...base]);
     const sub = path.join(h.project, 'deep', 'er');
+    await mkdir(sub, { recursive: true });
     const inherited = (await h.run(['status', '--cwd', sub, ...base, '--json'])).json<StatusJson>();
     expect(inherited.binding).toMatchObject({ cwd: h.project, inherited: true, list: 'open' });
 
@@ -201,7 +204,7 @@ describe('status', () => {
     sim.injectFault({ route: 'GET /project', kind: 'status', status: 401, times: 1 });
     const rejected = await h.run(['status', ...base]);
     expect(rejected.code).toBe(3);
-    expect(oneErrorLine(rejected)).toMatch(/Dida rejected the token from .*credentials\.json.* \(401\)/);
+    expect(oneErrorLine(rejected)).toMatch(/Dida rejected the token from .*credentials\.json.* \(401 from http:\/\/127\.0\.0\.1:\d+\/open\/v1\)/);
     expect(rejected.out).toMatch(new RegExp(`Directory\\s+${h.project} → "Work"`));
 
     const port = await closedPort();
@@ -216,7 +219,8 @@ describe('status', () => {
     await writeFile(h.credentialsFile, '{"token": 1}', { mode: 0o600 });
     const result = await h.run(['status', ...base, '--json']);
     expect(result.code).toBe(3);
-    expect(oneErrorLine(result)).toMatch(/not a valid credentials file/);
+    expect(oneErrorLine(result)).toMatch(/not a valid credentials file.*`dida-todo login --token -`/);
+    expect(result.err).not.toContain('<token>');
     expect(await readFile(h.credentialsFile, 'utf8')).toBe('{"token": 1}');
   });
 
@@ -225,6 +229,7 @@ describe('status', () => {
     await writeFile(h.configFile, 'bindings: [oops');
     const result = await h.run(['status', ...base], { env: { DIDA_TODO_TOKEN: sim.token } });
     expect(result.code).toBe(1);
-    expect(oneErrorLine(result)).toMatch(/config\.yaml: YAML syntax error/);
+    expect(oneErrorLine(result)).toMatch(/config\.yaml has an error: line 1: YAML syntax error/);
+    expect(result.out).toMatch(/Config\s+.*config\.yaml has an error/);
   });
 });

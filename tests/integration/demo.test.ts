@@ -14,7 +14,11 @@ import { DemoUsageError, parseDemoArgs } from '../../src/demo/demo-args';
 import { colorEnabled, demoStyle, explainReminders, renderAcceptance, renderList, triggerOffsetMs } from '../../src/demo/demo-print';
 import { runDemo, writeBindingConfig, type DemoHost, type PreparedHost, type SessionResult } from '../../src/demo/demo-runner';
 import { DEMO_LIST_NAME, REWORK_COMMENT } from '../../src/demo/demo-script';
-import { demoMain, repoHintFrom } from '../../src/demo/main';
+import { demoMain } from '../../src/demo/main';
+import { cliText } from '../../src/cli/cli-locale';
+import { INSTALL } from '../../src/cli/install-commands';
+import { nextSteps } from '../../src/demo/demo-runner';
+import { keepPnpmCacheInside } from '../../src/demo/demo-dsh';
 import { createHttpGateway } from '../../src/dida/http-gateway';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
 import { findBinding } from '../../src/store/config-store';
@@ -146,18 +150,40 @@ describe('demo arguments', () => {
     expect(io.stdout).toContain('--list <name>');
   });
 
-  it('derives the install hint from a GitHub origin', () => {
-    expect(repoHintFrom('git@github.com:someone/dida-todo.git\n')).toBe('github:someone/dida-todo');
-    expect(repoHintFrom('https://github.com/someone/dida-todo')).toBe('github:someone/dida-todo');
-    expect(repoHintFrom(undefined)).toBe('github:<owner>/<repo>');
+  it('prints only next steps that work outside the clone and never put a token on the command line', () => {
+    const dsh = { dshBin: '/c/dsh/node_modules/.bin/dsh', nodeBinDir: '/c/node/bin', pnpmBinDir: '/c/tools/.bin' };
+    for (const steps of [nextSteps(dsh, false), nextSteps(dsh, true), nextSteps(undefined, false)]) {
+      const text = steps.join('\n');
+      expect(text).toContain(INSTALL.dshPluginAdd('web'));
+      expect(text).toContain(INSTALL.linkFromProfile());
+      expect(text).toContain('dida-todo login --token -');
+      expect(text).toContain('dida-todo doctor');
+      expect(text).not.toMatch(/npx dida-todo|<owner>|--token <|--token sim-|add \/|add \.|link:|git\+file|npm run (?!demo)/);
+    }
+    // The demo's own working dsh is offered, with the overlay it needs (written only when the home layer is new).
+    const offered = nextSteps(dsh, false).join('\n');
+    expect(offered).toContain(`PATH="%s:%s:$PATH" exec "%s" "$@"\\n' '/c/node/bin' '/c/tools/.bin' '/c/dsh/node_modules/.bin/dsh' > ~/.local/bin/dsh`);
+    expect(offered).toContain("printf -- '- id: hmr\\n  disabled: false\\n  config: { root: [] }\\n' > ~/.dsh/cordis.patch.yml");
+    expect(nextSteps(dsh, true).join('\n')).not.toContain('> ~/.dsh/cordis.patch.yml');
   });
 
-  it('colours only on a terminal, unless forced or NO_COLOR', () => {
+  it('keeps pnpm\'s cache inside the demo\'s own cache folder, not ~/.cache/pnpm', () => {
+    const env: NodeJS.ProcessEnv = {};
+    expect(keepPnpmCacheInside('/c/dida-todo-e2e', env)).toBe('/c/dida-todo-e2e/xdg-cache');
+    expect(env.XDG_CACHE_HOME).toBe('/c/dida-todo-e2e/xdg-cache');
+    const mine: NodeJS.ProcessEnv = { XDG_CACHE_HOME: '/home/me/.cache' };
+    keepPnpmCacheInside('/c/dida-todo-e2e', mine);
+    expect(mine.XDG_CACHE_HOME).toBe('/c/dida-todo-e2e/xdg-cache');
+  });
+
+  it('colours only on a terminal, unless forced (flag or FORCE_COLOR) or NO_COLOR', () => {
     expect(colorEnabled(undefined, true, {})).toBe(true);
     expect(colorEnabled(undefined, false, {})).toBe(false);
     expect(colorEnabled(undefined, true, { NO_COLOR: '1' })).toBe(false);
     expect(colorEnabled(false, true, {})).toBe(false);
     expect(colorEnabled(true, false, {})).toBe(true);
+    expect(colorEnabled(undefined, false, { FORCE_COLOR: '1' })).toBe(true);
+    expect(colorEnabled(undefined, true, { FORCE_COLOR: '0' })).toBe(false);
   });
 });
 
@@ -190,7 +216,8 @@ describe('the Dida view printer', () => {
     const text = explainReminders(task, filed).join('\n');
     expect(text).toContain('(+3 min after it was filed)');
     expect(text).toMatch(/reminds you at \d\d:\d\d \(\+3 min\) and \d\d:\d\d \(\+6 min\)/);
-    expect(text).toContain('TRIGGER:PT0S, TRIGGER:PT3M');
+    expect(text).toContain('at the due time and again 3 minutes later');
+    expect(text).not.toContain('TRIGGER');
     expect(triggerOffsetMs('TRIGGER:-PT5M')).toBe(-300_000);
     expect(triggerOffsetMs('TRIGGER:P0DT9H0M0S')).toBe(9 * 3_600_000);
     expect(triggerOffsetMs('nonsense')).toBeUndefined();
@@ -244,6 +271,7 @@ describe('the guided flow with an in-process agent', () => {
       expect(host.toolCodes).toEqual(['todo_work:ok', 'todo:ok', 'todo:ok', 'todo_work:ok', 'todo_work:ok']);
       const out = io.stdout;
       expect(out).not.toContain('\u001b[');
+      expect(out).not.toMatch(/TRIGGER:|npx dida-todo|<owner>/);
       for (const expected of [
         'Step 1/6',
         '📋 dida-todo 演示',
@@ -259,9 +287,9 @@ describe('the guided flow with an in-process agent', () => {
         `💬 ${REWORK_COMMENT}`,
         '☐ 返工：整理发布说明',
         '已收到你的反馈，已建立返工任务：返工：整理发布说明',
-        'dsh plugin --profile web add github:<owner>/<repo>',
-        'npx dida-todo login --token',
-        'npx dida-todo bind',
+        INSTALL.dshPluginAdd('web'),
+        'dida-todo login --token -',
+        'dida-todo doctor',
         'Demo finished',
       ]) {
         expect(out, expected).toContain(expected);
@@ -316,9 +344,10 @@ describe('dida-todo demo (CLI)', () => {
       const io = capture();
       const failing = { ...io, fail: (m: string): never => { throw new Error(m); } };
       expect(isClone(dir)).toBe(false);
-      expect(await demoCommand([], failing, undefined, dir)).toBe(2);
+      const ctx = { env: {}, cwd: dir, io: { ...failing, hide: () => undefined }, text: cliText('en') };
+      expect(await demoCommand([], failing, ctx, dir)).toBe(2);
       expect(io.stderr).toContain('needs a clone');
-      expect(io.stderr).toContain('npm ci && npm run demo');
+      expect(io.stderr).toContain('git clone https://github.com/dida-todo/dida-todo dida-todo && cd dida-todo && npm ci && npm run demo');
       expect(io.stderr.trim().split('\n')).toHaveLength(1);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });

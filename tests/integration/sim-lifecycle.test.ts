@@ -29,7 +29,7 @@ async function api(sim: Simulator, method: string, p: string, body?: unknown): P
 async function control(sim: Simulator, method: string, p: string, body?: unknown): Promise<{ status: number; json: any }> {
   const res = await fetch(`${sim.origin}/__sim${p}`, {
     method,
-    headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+    headers: { Authorization: `Bearer ${sim.token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
     signal: AbortSignal.timeout(5000),
   });

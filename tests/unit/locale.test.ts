@@ -5,6 +5,11 @@ import { describe, expect, it } from 'vitest';
 import en from '../../locale/en.json';
 import zh from '../../locale/zh.json';
 import { catalogDifferences, getLocale } from '../../src/core/locale';
+import { INSTALL } from '../../src/cli/install-commands';
+// @ts-expect-error -- a plain .mjs script without type declarations
+import { installSteps as untypedInstallSteps } from '../../scripts/check-install-section.mjs';
+
+const installSteps = untypedInstallSteps as (markdown: string) => Array<{ code: string; mode: string }>;
 
 const root = path.resolve(import.meta.dirname, '../..');
 const placeholders = (text: string) => [...text.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
@@ -34,9 +39,27 @@ describe('locales', () => {
     expect(enReadme).toContain('[中文](README.zh.md)');
     expect(zhReadme).toContain('[English](README.md)');
     expect(await headings('README.zh.md')).toBe(await headings('README.md'));
-    for (const command of ['npm ci && npm run demo', 'npm test', 'dsh plugin --profile web add github:<owner>/<repo>', 'dsh plugin --profile web remove dida-todo']) {
+    for (const command of ['npm ci && npm run demo', 'npm test', INSTALL.dshPluginAdd('web'), INSTALL.linkFromProfile(), INSTALL.npmInstallGlobal, 'dida-todo doctor', 'dida-todo sim --use', 'dsh plugin --profile web remove dida-todo']) {
       expect(enReadme).toContain(command);
       expect(zhReadme).toContain(command);
     }
+    for (const readme of [enReadme, zhReadme]) expect(readme).not.toMatch(/<owner>|<repo>|npx dida-todo|--token <t/);
+  });
+
+  it('give the same install commands, from package.json, in a section CI runs step by step', async () => {
+    const enReadme = await readFile(path.join(root, 'README.md'), 'utf8');
+    const zhReadme = await readFile(path.join(root, 'README.zh.md'), 'utf8');
+    const pkg = JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8')) as { repository: { url: string } };
+    expect(INSTALL.dshPluginAdd('web')).toBe(`dsh plugin --profile web add github:${/github\.com\/(.+?)\.git$/.exec(pkg.repository.url)?.[1]}`);
+    // Trailing comments are prose (translated); the commands themselves are the same in both languages.
+    const commands = (markdown: string) => installSteps(markdown).map((step) => ({ mode: step.mode, code: step.code.replace(/\s+# [^'\n]*$/gm, '') }));
+    const en = commands(enReadme);
+    expect(commands(zhReadme)).toEqual(en);
+    expect(en.map((s) => s.mode)).toEqual(['run', 'node-old', 'run', 'skip', 'background', 'run']);
+    const all = en.map((s) => s.code).join('\n');
+    for (const needed of ['"@deepseek-ai/dsh": "0.1.0-rc.8"', '"@deepseek-ai/cordis-plugin-hmr": "1.0.17"', '- id: hmr\\n  disabled: false', INSTALL.dshPluginAdd('web'), 'dida-todo login --token -', 'dida-todo sim --use', 'dida-todo doctor']) {
+      expect(all).toContain(needed);
+    }
+    expect(all.trim().split('\n').at(-1)?.trim()).toBe('dida-todo doctor');
   });
 });

@@ -88,8 +88,20 @@ describe('loadConfig', () => {
     expect(error.code).toBe('config_invalid');
     expect(error.file).toBe(file);
     expect(error.message).toBe(
-      `${displayPath(file)}: at bindings[0].cwd: expected an absolute path. Fix the file or run \`dida-todo bind\` again.`,
+      `${displayPath(file)}: line 2, at bindings[0].cwd: expected an absolute path. Fix the file or run \`dida-todo bind\` again.`,
     );
+    expect(error.issues).toEqual([{ line: 2, path: 'bindings[0].cwd', problem: 'expected an absolute path' }]);
+  });
+
+  it('names the line of each unknown key and the closest valid key at that place', async () => {
+    const error = await loadError('version: 1\nbaseUrl: http://127.0.0.1:1/open/v1\npol:\n  enabled: true\npoll:\n  enabeld: true\nbindings:\n  - cwd: /a\n    projectID: p\n    projectId: p\nxyzzy: 1\n');
+    expect(error.issues).toEqual([
+      { line: 3, path: '(root)', unknownKey: 'pol', suggestion: 'poll', problem: 'unknown key "pol"' },
+      { line: 6, path: 'poll', unknownKey: 'enabeld', suggestion: 'enabled', problem: 'unknown key "enabeld"' },
+      { line: 9, path: 'bindings[0]', unknownKey: 'projectID', suggestion: 'projectId', problem: 'unknown key "projectID"' },
+      { line: 11, path: '(root)', unknownKey: 'xyzzy', problem: 'unknown key "xyzzy"' },
+    ]);
+    expect(error.message).toContain('line 3, at (root): unknown key "pol" (did you mean "poll"?)');
   });
 
   it('names unknown keys with their path', async () => {
@@ -181,6 +193,33 @@ describe('saveConfig and updateConfig', () => {
       Array.from({ length: 8 }, (_, i) => updateConfig(file, (c) => withBinding(c, { cwd: `/w/${i}`, projectId: `p${i}` }), { lockDir })),
     );
     expect((await loadConfig(file)).config.bindings).toHaveLength(8);
+  });
+
+  it('replaces the file a symbolic link points to and keeps the link', async () => {
+    const { lstat, mkdir, readlink, symlink } = await import('node:fs/promises');
+    const target = path.join(dir, 'dotfiles', 'dida.yaml');
+    await mkdir(path.dirname(target), { recursive: true });
+    await writeFile(target, '# my settings\nlocale: en\n');
+    await mkdir(path.dirname(file), { recursive: true });
+    await symlink(path.relative(path.dirname(file), target), file);
+    await updateConfig(file, (c) => ({ ...c, hostLabel: 'desk' }), { lockDir: path.join(dir, 'locks') });
+    expect((await lstat(file)).isSymbolicLink()).toBe(true);
+    expect(await readlink(file)).toBe(path.relative(path.dirname(file), target));
+    expect(await readFile(target, 'utf8')).toMatch(/^# my settings\n[\s\S]*locale: en[\s\S]*hostLabel: desk/);
+  });
+
+  it('a folder that cannot be created is a FileSaveError that says nothing was written and what to do', async () => {
+    const { FileSaveError } = await import('../../src/store/atomic-file');
+    await writeFile(path.join(dir, 'blocker'), 'a file where a folder should be');
+    const inside = path.join(dir, 'blocker', 'dida-todo', 'config.yaml');
+    const error = await saveConfig(inside, defaultConfig()).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(error).toBeInstanceOf(FileSaveError);
+    expect(error).toMatchObject({ code: 'ENOTDIR', file: inside });
+    expect((error as Error).message).toMatch(/^Could not save .*config\.yaml: .*\. Nothing was written; .* keeps its previous content\. Part of the path .* is a file, not a folder/);
+    expect((error as Error).message).not.toMatch(/\.tmp/);
   });
 
   it('never overwrites an invalid file', async () => {

@@ -1,53 +1,52 @@
 // `dida-todo bind`: binds a directory to a Dida list by name (created when missing) or by id.
-import { helpText, parseArgs, type FlagSpec } from '../cli-args';
+import { helpText, parseArgs, UsageError, type FlagSpec } from '../cli-args';
 import type { CliIo } from '../cli-io';
 import { createStyle, EXIT, printJson, withProgress } from '../cli-output';
 import { connect, CWD_FLAG, explainRejection, globalOptions, GLOBAL_FLAGS, openCliRuntime, stringFlag, targetDir, type CliContext } from '../cli-runtime';
+import { safeText } from '../terminal-text';
 import { bindList, type BindTarget } from '../../core/bindings';
+import { MAX_TITLE_LENGTH } from '../../core/text-guard';
 
 const FLAGS: Record<string, FlagSpec> = {
-  id: { type: 'string', valueName: 'id', description: 'Bind the list with this id (see `dida-todo lists`) instead of a name.' },
+  id: { type: 'string', valueName: 'id', description: 'cli.bind.flag.id' },
   ...CWD_FLAG,
   ...GLOBAL_FLAGS,
 };
 
-const SUMMARY = `Binds the directory to a Dida list. By name: the one open list with exactly that name, or a new list
-when none has it; several open lists with the name are refused (bind by --id then). By id: the list must
-exist and be open.`;
-
 export async function bindCommand(argv: readonly string[], io: CliIo, ctx: CliContext): Promise<number> {
-  const args = parseArgs(argv, FLAGS, 'bind');
+  const { t } = ctx.text;
+  const args = parseArgs(argv, FLAGS, 'bind', ctx.text);
   if (args.flags.help) {
-    io.out(helpText('dida-todo bind <list name> [--cwd dir]  |  dida-todo bind --id <id> [--cwd dir]', SUMMARY, FLAGS));
+    io.out(helpText('dida-todo bind "<list name>" [--cwd dir]  |  dida-todo bind --id <id> [--cwd dir]', t('cli.bind.summary'), FLAGS, ctx.text));
     return EXIT.ok;
   }
-  const id = stringFlag(args.flags, 'id');
+  const id = stringFlag(args.flags, 'id', ctx.text);
   let target: BindTarget;
   if (id !== undefined) {
-    if (args.positionals.length > 0) io.fail('Pass either a list name or --id <id>, not both.');
+    if (args.positionals.length > 0) io.fail(t('cli.bind.nameOrId'));
     target = { id: id.trim() };
   } else {
-    if (args.positionals.length === 0) io.fail('Pass the name of the Dida list to bind (quote names with spaces), or --id <id>.');
-    if (args.positionals.length > 1) io.fail(`Pass one list name; quote names with spaces, e.g. dida-todo bind "${args.positionals.join(' ')}".`);
+    if (args.positionals.length === 0) io.fail(t('cli.bind.needName'));
+    if (args.positionals.length > 1) io.fail(t('cli.bind.oneName', { name: args.positionals.join(' ') }));
     const name = (args.positionals[0] as string).trim();
-    if (name === '') io.fail('The list name is empty; pass the name of the Dida list to bind.');
+    if (name === '') io.fail(t('cli.bind.emptyName'));
+    // Dida list names dida-todo creates or matches are at most MAX_TITLE_LENGTH characters; never cut one silently.
+    if (name.length > MAX_TITLE_LENGTH) throw new UsageError(t('cli.bind.tooLong', { length: name.length, max: MAX_TITLE_LENGTH }));
     target = { name };
   }
   const options = globalOptions(args.flags, ctx);
-  const dir = await targetDir(args.flags, ctx, true);
+  const dir = await targetDir(args.flags, ctx);
   const runtime = openCliRuntime(ctx, options);
-  const { gateway, source } = await connect(runtime, ctx, options);
-  const result = await withProgress(io, 'Binding the list in Dida', () => bindList(gateway, runtime.config, dir, target)).catch((error: unknown) => {
-    throw explainRejection(error, source, ctx);
+  const { gateway, source, endpoint } = await connect(runtime, ctx, options);
+  const result = await withProgress(io, t('cli.bind.progress'), () => bindList(gateway, runtime.config, dir, target)).catch((error: unknown) => {
+    throw explainRejection(error, source, ctx, endpoint);
   });
   if (options.json) {
-    printJson(io, { ok: true, cwd: result.binding.cwd, projectId: result.project.id, name: result.project.name, created: result.created });
+    printJson(io, { ok: true, cwd: result.binding.cwd, projectId: result.project.id, name: result.project.name, created: result.created, baseUrl: endpoint.baseUrl });
     return EXIT.ok;
   }
   const style = createStyle(io, ctx.env, false);
-  io.out(
-    `${style.good('Bound')} ${result.binding.cwd} → ${style.bold(`"${result.project.name}"`)} (${result.project.id})${result.created ? ' — a new Dida list was created' : ''}.\n`,
-  );
+  const vars = { dir: result.binding.cwd, name: style.bold(`"${safeText(result.project.name)}"`), id: safeText(result.project.id) };
+  io.out(`${style.good(t('cli.bind.bound'))} ${t(result.created ? 'cli.bind.createdLine' : 'cli.bind.line', vars)}\n`);
   return EXIT.ok;
 }
-

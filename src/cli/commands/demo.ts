@@ -4,9 +4,14 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { helpText, parseArgs } from '../cli-args';
 import type { CliIo } from '../cli-io';
-import { EXIT } from '../cli-output';
+import { EXIT, printJson } from '../cli-output';
+import type { CliContext } from '../cli-runtime';
+import { repositoryUrl } from '../install-commands';
 
-const CLONE_HINT = 'git clone <this repository> dida-todo && cd dida-todo && npm ci && npm run demo';
+/** The commands that get a clone with the demo, from package.json's repository. */
+export function cloneHint(): string {
+  return `git clone ${repositoryUrl()} dida-todo && cd dida-todo && npm ci && npm run demo`;
+}
 
 /** The dida-todo package root above `from` (the directory holding its package.json), if any. */
 export function findPackageRoot(from: string): string | undefined {
@@ -41,17 +46,19 @@ function here(): string {
 /**
  * Always exits 2: the demo needs the repository's sources, the e2e harness and esbuild, which an installed bundle
  * does not carry. From a clone it names `npm run demo`; from an installed bundle it says how to clone first.
+ * With --json the same advice is printed as `{ ok: false, … }` on stdout.
  */
-export async function demoCommand(argv: readonly string[], io: CliIo, _ctx?: unknown, root: string | undefined = findPackageRoot(here())): Promise<number> {
-  const args = parseArgs(argv, {}, 'demo');
+export async function demoCommand(argv: readonly string[], io: CliIo, ctx: CliContext, root: string | undefined = findPackageRoot(here())): Promise<number> {
+  const { t } = ctx.text;
+  const args = parseArgs(argv, {}, 'demo', ctx.text);
   if (args.flags.help) {
-    io.out(helpText('dida-todo demo', `Explains how to run the guided demo (a Dida simulator, the real dsh and a scripted model). It runs from a clone:\n  ${CLONE_HINT}`, {}));
+    io.out(helpText('dida-todo demo', t('cli.demo.summary', { clone: cloneHint() }), {}, ctx.text));
     return EXIT.ok;
   }
-  if (isClone(root)) {
-    io.err(`dida-todo: the demo runs with npm in this clone: cd ${root} && npm ci && npm run demo\n`);
-  } else {
-    io.err(`dida-todo: the demo needs a clone of the repository (its sources and dev tools are not part of the installed bundle): ${CLONE_HINT}\n`);
-  }
+  const clone = isClone(root);
+  const command = clone ? `cd ${root} && npm ci && npm run demo` : cloneHint();
+  const message = clone ? t('cli.demo.inClone', { command }) : t('cli.demo.needsClone', { command });
+  io.err(`dida-todo: ${message}\n`);
+  if (args.flags.json) printJson(io, { ok: false, exitCode: EXIT.usage, error: { code: 'demo_needs_clone', message }, clone, command });
   return EXIT.usage;
 }

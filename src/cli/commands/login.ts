@@ -1,59 +1,59 @@
-// `dida-todo login`: checks a Dida token with one read, then saves it to credentials.json (0600).
+// `dida-todo login`: checks a Dida token with one read, then saves it (credentials.json, 0600) and the endpoint it
+// was checked against (config.yaml), so status, bind and dsh all talk to the same Dida.
 import { helpText, intFlag, parseArgs, UsageError, type FlagSpec } from '../cli-args';
 import type { CliIo } from '../cli-io';
-import { CliFailure, createStyle, EXIT, printJson, withProgress } from '../cli-output';
-import { endpointOf, globalOptions, GLOBAL_FLAGS, openCliRuntime, quickGateway, stringFlag, type CliContext, type Endpoint } from '../cli-runtime';
+import { CliFailure, createStyle, describeFailure, EXIT, printJson, withProgress } from '../cli-output';
+import { endpointFrom, globalOptions, GLOBAL_FLAGS, openCliRuntime, quickGateway, stringFlag, type CliContext, type Endpoint } from '../cli-runtime';
+import { loginChange, saveTokenAndEndpoint } from '../credentials-save';
 import { DEFAULT_OAUTH_PORT, DEFAULT_OAUTH_TIMEOUT_SECONDS, OAUTH_BASES } from '../oauth-flow';
 import { isDidaError } from '../../dida/dida-error';
 import { tokenProblem } from '../../dida/token-source';
-import { writeFileAtomic } from '../../store/atomic-file';
 import { displayPath } from '../../store/paths';
 
 const FLAGS: Record<string, FlagSpec> = {
-  token: { type: 'string', valueName: 'token', description: 'Personal API token (Dida: avatar → Settings → Account → API Token); "-" reads it from stdin.' },
-  oauth: { type: 'boolean', description: 'Log in through the browser with your own registered Dida app (OAuth + PKCE).' },
-  'client-id': { type: 'string', valueName: 'id', description: 'OAuth: client id of your app (developer.dida365.com/manage).' },
-  'client-secret': { type: 'string', valueName: 'secret', description: 'OAuth: client secret (omit for a public PKCE client).' },
-  port: { type: 'string', valueName: 'N', description: `OAuth: callback port on 127.0.0.1 (default ${DEFAULT_OAUTH_PORT}; 0 = any free port).` },
-  timeout: { type: 'string', valueName: 'seconds', description: `OAuth: how long to wait for the browser (default ${DEFAULT_OAUTH_TIMEOUT_SECONDS}).` },
+  token: { type: 'string', valueName: 'token|-', description: 'cli.login.flag.token' },
+  oauth: { type: 'boolean', description: 'cli.login.flag.oauth' },
+  'client-id': { type: 'string', valueName: 'id', description: 'cli.login.flag.clientId' },
+  'client-secret': { type: 'string', valueName: 'secret', description: 'cli.login.flag.clientSecret' },
+  port: { type: 'string', valueName: 'N', description: 'cli.login.flag.port' },
+  timeout: { type: 'string', valueName: 'seconds', description: 'cli.login.flag.timeout' },
   ...GLOBAL_FLAGS,
 };
 
-const USAGE = 'dida-todo login --token <token|->  |  dida-todo login --oauth --client-id <id> [--client-secret <s>] [--port N] [--timeout S]';
-const SUMMARY = `Checks a Dida token with one read (GET /project) and saves it to credentials.json (mode 600).
-Nothing is written when the check fails. With --region the region is also saved in config.yaml.
-OAuth: register http://127.0.0.1:<port>/callback as the redirect URI of your app.`;
+const USAGE = 'dida-todo login --token -  |  dida-todo login --oauth --client-id <id> [--client-secret <s>] [--port N] [--timeout S]';
 
 export async function loginCommand(argv: readonly string[], io: CliIo, ctx: CliContext): Promise<number> {
-  const args = parseArgs(argv, FLAGS, 'login');
+  const { t } = ctx.text;
+  const args = parseArgs(argv, FLAGS, 'login', ctx.text);
   if (args.flags.help) {
-    io.out(helpText(USAGE, SUMMARY, FLAGS));
+    io.out(helpText(USAGE, t('cli.login.summary', { port: DEFAULT_OAUTH_PORT, timeout: DEFAULT_OAUTH_TIMEOUT_SECONDS }), FLAGS, ctx.text));
     return EXIT.ok;
   }
-  if (args.positionals.length > 0) io.fail(`\`dida-todo login\` takes no arguments, got "${args.positionals[0]}"; pass the token as --token <token>.`);
+  if (args.positionals.length > 0) io.fail(t('cli.login.noArguments', { arg: args.positionals[0] as string }));
   const options = globalOptions(args.flags, ctx);
   const oauth = args.flags.oauth === true;
   const tokenFlag = args.flags.token;
-  if (oauth && tokenFlag !== undefined) io.fail('Use either --token or --oauth, not both.');
+  if (oauth && tokenFlag !== undefined) io.fail(t('cli.login.tokenOrOauth'));
   if (!oauth) {
     for (const key of ['client-id', 'client-secret', 'port', 'timeout']) {
-      if (args.flags[key] !== undefined) io.fail(`Option --${key} only applies with --oauth.`);
+      if (args.flags[key] !== undefined) io.fail(t('cli.login.oauthOnly', { option: `--${key}` }));
     }
-    if (typeof tokenFlag !== 'string') {
-      io.fail('Pass --token <token> (Dida: avatar → Settings → Account → API Token), --token - to read it from stdin, or --oauth --client-id <id>.');
-    }
+    if (typeof tokenFlag !== 'string') io.fail(t('cli.login.passToken'));
   }
-  const clientId = oauth ? stringFlag(args.flags, 'client-id') : undefined;
-  if (oauth && !clientId) io.fail('Option --oauth needs --client-id <id> (the client id of the app you registered at developer.dida365.com/manage).');
-  const port = oauth ? (intFlag(args.flags, 'port', 0, 65_535) ?? DEFAULT_OAUTH_PORT) : 0;
-  const timeoutSeconds = oauth ? (intFlag(args.flags, 'timeout', 1, 86_400) ?? DEFAULT_OAUTH_TIMEOUT_SECONDS) : 0;
+  const clientId = oauth ? stringFlag(args.flags, 'client-id', ctx.text) : undefined;
+  if (oauth && !clientId) io.fail(t('cli.login.needsClientId'));
+  const port = oauth ? (intFlag(args.flags, 'port', 0, 65_535, ctx.text) ?? DEFAULT_OAUTH_PORT) : 0;
+  const timeoutSeconds = oauth ? (intFlag(args.flags, 'timeout', 1, 86_400, ctx.text) ?? DEFAULT_OAUTH_TIMEOUT_SECONDS) : 0;
 
   const runtime = openCliRuntime(ctx, options);
-  const endpoint = await endpointOf(runtime, options);
+  // config.yaml must be readable: login saves the endpoint in it (a broken file is refused, never overwritten).
+  const before = await runtime.config.read();
+  // Login means the Dida named on this command line: --base-url, else the real service of --region (or the saved one).
+  const endpoint = endpointFrom(options, { region: before.region });
 
   let token: string;
   if (oauth) {
-    const oauthBase = oauthBaseFor(endpoint, ctx.env);
+    const oauthBase = oauthBaseFor(endpoint, ctx);
     const clientSecret = typeof args.flags['client-secret'] === 'string' ? args.flags['client-secret'] : undefined;
     if (clientSecret) ctx.io.hide(clientSecret);
     const { runOAuthFlow } = await import('../oauth-flow');
@@ -63,58 +63,56 @@ export async function loginCommand(argv: readonly string[], io: CliIo, ctx: CliC
       ...(clientSecret ? { clientSecret } : {}),
       port,
       timeoutMs: timeoutSeconds * 1000,
+      text: ctx.text,
       hide: (secret) => ctx.io.hide(secret),
-      onAuthorizeUrl: (url, redirectUri) => {
-        io.err(
-          `Open this address in a browser where you are signed in to Dida and allow access:\n\n  ${url}\n\nWaiting up to ${timeoutSeconds} s for Dida to send the browser back to ${redirectUri} …\n`,
-        );
-      },
+      onAuthorizeUrl: (url, redirectUri) => io.err(`${t('cli.oauth.open', { url, seconds: timeoutSeconds, redirect: redirectUri })}\n`),
+      onIgnored: () => io.err(`${t('cli.oauth.ignored')}\n`),
     });
   } else {
-    token = tokenFlag === '-' ? await readTokenFromStdin(io) : (tokenFlag as string).trim();
+    token = tokenFlag === '-' ? await readTokenFromStdin(io, ctx) : (tokenFlag as string).trim();
     ctx.io.hide(token);
     const problem = tokenProblem(token);
-    if (problem) {
-      throw new UsageError(`That token is unusable (${problem}); copy the personal API token again from Dida (avatar → Settings → Account → API Token). Nothing was saved.`);
-    }
+    if (problem) throw new UsageError(t('cli.login.unusable', { problem }));
   }
   ctx.io.hide(token);
   const problem = tokenProblem(token);
-  if (problem) throw new CliFailure(EXIT.failure, 'oauth_token', `Dida issued a token that is unusable (${problem}); nothing was saved.`);
+  if (problem) throw new CliFailure(EXIT.failure, 'oauth_token', t('cli.login.oauthUnusable', { problem }));
 
-  const lists = await verifyToken(token, endpoint, io);
-
-  if (options.region) {
-    const region = options.region;
-    await runtime.config.update((config) => (config.region === region ? config : { ...config, region }));
-  }
-  const file = runtime.paths.credentialsFile;
-  await writeFileAtomic(file, `${JSON.stringify({ version: 1, token, savedAt: new Date().toISOString() }, null, 2)}\n`, { mode: 0o600, dirMode: 0o700 });
+  const lists = await verifyToken(token, endpoint, io, ctx);
+  const saved = await saveTokenAndEndpoint(runtime, ctx, token, before, loginChange(options, endpoint.baseUrl));
 
   const envWins = (ctx.env.DIDA_TODO_TOKEN ?? '').trim() !== '';
-  const shown = displayPath(file, ctx.env.HOME || undefined);
+  const home = ctx.env.HOME || undefined;
+  const file = runtime.paths.credentialsFile;
   if (options.json) {
     printJson(io, {
       ok: true,
       method: oauth ? 'oauth' : 'token',
       lists,
       credentialsFile: file,
+      configFile: runtime.paths.configFile,
       region: endpoint.region,
       baseUrl: endpoint.baseUrl,
+      endpointSaved: saved.configChanged,
+      previousBaseUrl: saved.previousBaseUrl ?? null,
       activeSource: envWins ? 'env' : 'credentials',
     });
-  } else {
-    const style = createStyle(io, ctx.env, false);
-    io.out(`${style.good('Logged in.')} The token works: this ${endpoint.region === 'ticktick' ? 'TickTick' : 'Dida'} account has ${lists} list${lists === 1 ? '' : 's'}.\n`);
-    io.out(`Saved to ${shown} (mode 600).\n`);
-    if (envWins) io.out(style.warn('Note: DIDA_TODO_TOKEN is set in this environment and is used instead of the saved token.\n'));
-    io.out('Next: run `dida-todo bind <list name>` in a project directory.\n');
+    return EXIT.ok;
   }
+  const style = createStyle(io, ctx.env, false);
+  const service = endpoint.explicit ? endpoint.baseUrl : endpoint.region === 'ticktick' ? 'TickTick' : t('cli.login.dida');
+  io.out(`${style.good(t('cli.login.done'))} ${ctx.text.plural('cli.login.works', lists, { service })}\n`);
+  io.out(`${t('cli.login.savedTo', { file: displayPath(file, home) })}\n`);
+  io.out(`${t('cli.login.endpoint', { url: endpoint.baseUrl, file: displayPath(runtime.paths.configFile, home) })}\n`);
+  if (saved.previousBaseUrl) io.out(`${t('cli.login.switched', { from: saved.previousBaseUrl, to: endpoint.baseUrl })}\n`);
+  if (envWins) io.out(`${style.warn(t('cli.login.envWins'))}\n`);
+  if (tokenFlag !== undefined && tokenFlag !== '-') io.out(`${style.dim(t('cli.login.stdinTip'))}\n`);
+  io.out(`${t('cli.login.next')}\n`);
   return EXIT.ok;
 }
 
-function oauthBaseFor(endpoint: Endpoint, env: NodeJS.ProcessEnv): string {
-  const override = (env.DIDA_TODO_OAUTH_BASE ?? '').trim();
+function oauthBaseFor(endpoint: Endpoint, ctx: CliContext): string {
+  const override = (ctx.env.DIDA_TODO_OAUTH_BASE ?? '').trim();
   if (override === '') return OAUTH_BASES[endpoint.region];
   let url: URL | undefined;
   try {
@@ -122,40 +120,30 @@ function oauthBaseFor(endpoint: Endpoint, env: NodeJS.ProcessEnv): string {
   } catch {
     url = undefined;
   }
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
-    throw new UsageError(`DIDA_TODO_OAUTH_BASE must be an http(s) URL such as https://dida365.com, got "${override}".`);
-  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new UsageError(ctx.text.t('cli.login.oauthBase', { value: override }));
   return url.origin;
 }
 
-async function readTokenFromStdin(io: CliIo): Promise<string> {
-  if (!io.readLine) throw new UsageError('`--token -` reads the token from standard input, but there is none; pipe the token in or pass it as --token <token>.');
-  if (io.stderrIsTTY) io.err('Paste the Dida token and press Enter: ');
-  const line = (await io.readLine()).trim();
-  if (line === '') throw new UsageError('No token arrived on standard input; pipe the token in, e.g. `pbpaste | dida-todo login --token -`.');
+async function readTokenFromStdin(io: CliIo, ctx: CliContext): Promise<string> {
+  if (!io.readLine) throw new UsageError(ctx.text.t('cli.login.noStdin'));
+  const line = (await io.readLine(ctx.text.t('cli.login.prompt'))).trim();
+  if (line === '') throw new UsageError(ctx.text.t('cli.login.emptyStdin'));
   return line;
 }
 
 /** One read to prove the token works; returns how many lists the account has. Nothing is written here. */
-async function verifyToken(token: string, endpoint: Endpoint, io: CliIo): Promise<number> {
+async function verifyToken(token: string, endpoint: Endpoint, io: CliIo, ctx: CliContext): Promise<number> {
+  const { t } = ctx.text;
   const gateway = quickGateway(token, endpoint);
   try {
-    const projects = await withProgress(io, `Checking the token with ${endpoint.baseUrl}`, () => gateway.listProjects());
+    const projects = await withProgress(io, t('cli.login.checking', { url: endpoint.baseUrl }), () => gateway.listProjects());
     return projects.length;
   } catch (error) {
     if (isDidaError(error) && error.code === 'auth') {
-      const hint = endpoint.explicit
-        ? ''
-        : endpoint.region === 'dida365'
-          ? ' (a TickTick token needs --region ticktick)'
-          : ' (a Dida365 token needs --region dida365)';
-      throw new CliFailure(
-        EXIT.noToken,
-        'auth',
-        `Dida rejected this token (401 from ${endpoint.baseUrl}); copy the personal API token again from Dida (avatar → Settings → Account → API Token)${hint}. Nothing was saved.`,
-      );
+      const hint = endpoint.explicit ? '' : endpoint.region === 'dida365' ? t('cli.login.hintTicktick') : t('cli.login.hintDida');
+      throw new CliFailure(EXIT.noToken, 'auth', t('cli.login.rejected', { url: endpoint.baseUrl, hint }));
     }
-    if (isDidaError(error)) throw new CliFailure(EXIT.failure, error.code, `Could not check the token: ${error.message} Nothing was saved.`);
+    if (isDidaError(error)) throw new CliFailure(EXIT.failure, error.code, t('cli.login.checkFailed', { reason: describeFailure(error, ctx.text).message }));
     throw error;
   } finally {
     await gateway.close();

