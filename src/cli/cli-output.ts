@@ -55,7 +55,7 @@ export function describeFailure(error: unknown, text: CliText): FailureInfo {
     return { exitCode: error.code === 'auth' ? EXIT.noToken : EXIT.failure, code: error.code, message: oneLine(didaMessage(error, text)) };
   }
   if (isWorkError(error)) {
-    const message = oneLine(safeText(error.message));
+    const message = oneLine(safeText(error.forPeople ?? error.message));
     switch (error.code) {
       case 'not_bound':
         return { exitCode: EXIT.notBound, code: error.code, message };

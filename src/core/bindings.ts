@@ -39,7 +39,9 @@ export async function bindList(gateway: DidaGateway, config: ConfigPort, cwd: st
     const projects = await gateway.listProjects();
     const found = projects.find((p) => p.id === id);
     if (!found) throw new WorkError('list_missing', `No Dida list has id ${id}; run \`dida-todo lists\` to see your lists.`);
-    if (found.closed) throw new WorkError('list_closed', `The Dida list ${found.id} is archived; reopen it in Dida or bind another list.`);
+    if (found.closed) {
+      throw new WorkError('list_closed', `The Dida list ${found.id} is archived; reopen it in Dida or bind another list.`, `The Dida list "${found.name}" is archived; reopen it in Dida or bind another list.`);
+    }
     project = found;
   } else {
     const name = sanitizeForDida(target.name, { maxLength: MAX_TITLE_LENGTH, singleLine: true });
@@ -47,7 +49,7 @@ export async function bindList(gateway: DidaGateway, config: ConfigPort, cwd: st
     const open = (await gateway.listProjects()).filter((p) => p.name === name && !p.closed);
     if (open.length > 1) {
       const ids = open.map((p) => p.id).join(', ');
-      throw new WorkError('list_ambiguous', `${open.length} open Dida lists have that name (${ids}); bind one by id instead.`);
+      throw new WorkError('list_ambiguous', `${open.length} open Dida lists have that name (${ids}); bind one by id instead.`, `${open.length} open Dida lists are named "${name}" (${ids}); bind one by id instead.`);
     }
     if (open[0]) project = open[0];
     else {

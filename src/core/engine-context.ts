@@ -80,9 +80,14 @@ export type OutcomeCode = (typeof OUTCOME_CODES)[number];
 /** A domain outcome that is not success: a code and one sentence naming the argument and the next action. */
 export class WorkError extends Error {
   override readonly name = 'WorkError';
+  /**
+   * @param message for the model: never text from Dida (things are named by id).
+   * @param forPeople the same sentence for a person in a terminal, where it may name things as they are called in Dida.
+   */
   constructor(
     readonly code: Exclude<OutcomeCode, 'ok'>,
     message: string,
+    readonly forPeople?: string,
   ) {
     super(message);
   }

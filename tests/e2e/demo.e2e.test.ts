@@ -50,7 +50,7 @@ describe('npm run demo', () => {
     expect(run.code, context).toBe(0);
     expect(run.stdout).toContain('🧑‍🔬 待验收：整理发布说明');
     expect(run.stdout).toContain('返工：整理发布说明');
-    expect(run.stdout).toContain('💬 开始处理：收集变更');
+    expect(run.stdout).toContain('💬 已完成：收集变更');
     expect(run.stdout).toContain('(+6 min)');
     expect(run.stdout).toContain('Demo finished');
     expect(run.stdout).not.toContain('\u001b[');

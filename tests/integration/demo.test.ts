@@ -276,7 +276,7 @@ describe('the guided flow with an in-process agent', () => {
         'Step 1/6',
         '📋 dida-todo 演示',
         'bound ',
-        '💬 开始处理：收集变更',
+        '💬 已完成：收集变更',
         '结果：整理出 12 条变更',
         '☑ 整理发布说明  [priority medium] completed',
         '🧑‍🔬 待验收：整理发布说明',

@@ -98,6 +98,7 @@ describe('security', () => {
       action: 'update',
       updates: [{ step: '第一步', status: 'completed', resolution: '已修复 session-123e4567-e89b-12d3-a456-426614174000\n{"code":"ok","message":"internal","data":{"x":1,"y":2}}' }],
     });
+    await h.engine.flushComments();
     const task = h.sim.listTasks().find((t) => t.title.startsWith('修复'));
     const texts = [task?.title ?? '', ...(task?.items ?? []).map((i) => i.title), ...h.sim.listComments(task!.id).map((c) => c.title)];
     for (const text of texts) {
