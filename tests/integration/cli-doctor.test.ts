@@ -160,6 +160,24 @@ describe('dida-todo doctor', () => {
     sim = await startSimulator();
   });
 
+  it('--live runs the self-test in a scratch list it removes, and reports how the account behaves', async () => {
+    await readySetup();
+    const before = sim.listProjects().map((p) => p.id);
+    const { json } = await doctor({}, ['--live']);
+    const live = json.checks.filter((c) => c.id.startsWith('live:'));
+    expect(live.length).toBeGreaterThan(10);
+    expect(live.filter((c) => c.status === 'fail')).toEqual([]);
+    expect(live.find((c) => c.id === 'live:status-on-update')?.detail).toMatch(/ignore \(as the simulator\)/);
+    expect(live.find((c) => c.id === 'live:summary')?.detail).toMatch(/removed; your account behaves like: kind/);
+    // Only the scratch list was written, and it is gone again.
+    expect(sim.listProjects().map((p) => p.id)).toEqual(before);
+    // The same against a simulator that honours status on update: a warning that names the difference.
+    sim.setQuirks({ statusOnUpdate: 'honour' });
+    const again = (await doctor({}, ['--live'])).json.checks;
+    expect(again.find((c) => c.id === 'live:status-on-update')).toMatchObject({ status: 'warn' });
+    expect(again.find((c) => c.id === 'live:status-on-update')?.detail).toMatch(/honour \(the simulator does ignore/);
+  });
+
   it('speaks Chinese when the person does', async () => {
     const { out } = await doctor({ LANG: 'zh_CN.UTF-8' });
     expect(out).toMatch(/✗ dsh\s+PATH 上没有 `dsh`。\n\s+修复：按 README 的说明安装 dsh 0\.1\.0-rc\.8/);

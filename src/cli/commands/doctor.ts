@@ -6,10 +6,12 @@ import { CWD_FLAG, globalOptions, GLOBAL_FLAGS, openCliRuntime, stringFlag, targ
 import { afterLabel, displayWidth, padDisplay } from '../terminal-text';
 import { DOCTOR_CHECKS } from '../../doctor/doctor-checks';
 import type { CheckResult, CheckStatus, DoctorCheck } from '../../doctor/doctor-types';
+import { liveCheck } from '../../doctor/live-check';
 import { doctorContext, runChecks } from '../../doctor/run-doctor';
 
 const FLAGS: Record<string, FlagSpec> = {
   profile: { type: 'string', valueName: 'name', description: 'cli.doctor.flag.profile' },
+  live: { type: 'boolean', description: 'cli.doctor.flag.live' },
   ...CWD_FLAG,
   ...GLOBAL_FLAGS,
 };
@@ -18,7 +20,7 @@ export async function doctorCommand(argv: readonly string[], io: CliIo, ctx: Cli
   const { t } = ctx.text;
   const args = parseArgs(argv, FLAGS, 'doctor', ctx.text);
   if (args.flags.help) {
-    io.out(helpText('dida-todo doctor [--profile web] [--cwd dir]', t('cli.doctor.summary'), FLAGS, ctx.text));
+    io.out(helpText('dida-todo doctor [--profile web] [--cwd dir] [--live]', t('cli.doctor.summary'), FLAGS, ctx.text));
     return EXIT.ok;
   }
   if (args.positionals.length > 0) io.fail(t('cli.common.noArguments', { command: 'doctor', arg: args.positionals[0] as string }));
@@ -26,7 +28,7 @@ export async function doctorCommand(argv: readonly string[], io: CliIo, ctx: Cli
   const profile = stringFlag(args.flags, 'profile', ctx.text) ?? 'web';
   const dir = await targetDir(args.flags, ctx);
   const runtime = openCliRuntime(ctx, options);
-  const checks: DoctorCheck[] = [...DOCTOR_CHECKS];
+  const checks: DoctorCheck[] = [...DOCTOR_CHECKS, ...(args.flags.live ? [liveCheck] : [])];
   const { ctx: doctor, close } = doctorContext({ cli: ctx, runtime, options, dir, profile });
   let results: CheckResult[];
   try {
