@@ -22,6 +22,7 @@ import { build } from 'esbuild';
 const SUITES = [
   { name: 'gateway', title: 'Per-operation cost, HTTP gateway vs CLI adapter' },
   { name: 'store', title: 'State and lock' },
+  { name: 'state', title: 'State that scales with the work' },
   { name: 'lifecycle', title: 'Whole Work lifecycle' },
   { name: 'sync', title: 'Sync scaling' },
   { name: 'plugin', title: 'Plugin overhead in dsh' },

@@ -151,20 +151,26 @@ export const OutboxEntrySchema = z.object({
 });
 export type OutboxEntry = z.infer<typeof OutboxEntrySchema>;
 
-export const EngineStateSchema = z.object({
-  works: z._default(z.record(z.string(), WorkRecordSchema), {}),
+/** The top-level parts of the state other than the Works, each stored (and logged) whole. */
+export const ENGINE_STATE_SECTIONS = {
   /** Tasks this bundle created that are not Works (acceptance todos, reminders): never adopted. */
   ownTasks: z._default(z.record(z.string(), z.enum(['acceptance', 'reminder'])), {}),
-  /** Owner identity per list, learned from the anchor comment's userId. */
+  /** Owner identity per list, learned from the answer to the bundle's own comments. */
   owners: z._default(z.record(z.string(), z.string()), {}),
   sessions: z._default(z.record(z.string(), SessionRecordSchema), {}),
   pendingCreates: z._default(z.record(z.string(), PendingCreateSchema), {}),
   outbox: z._default(z.array(OutboxEntrySchema), []),
   /** What was rebuilt from Dida after the state file was lost, for `dida-todo status`. */
   rebuilt: z._default(z.array(z.object({ at: z.number(), what: z.string() })), []),
+};
+
+export const EngineStateSchema = z.object({
+  works: z._default(z.record(z.string(), WorkRecordSchema), {}),
+  ...ENGINE_STATE_SECTIONS,
 });
 export type EngineState = z.infer<typeof EngineStateSchema>;
-export const ENGINE_STATE_VERSION = 1;
+/** 2: a snapshot plus a change log (`state.json.log`); version 1 files (one whole file) are read and kept going. */
+export const ENGINE_STATE_VERSION = 2;
 
 export function emptyEngineState(): EngineState {
   return { works: {}, ownTasks: {}, owners: {}, sessions: {}, pendingCreates: {}, outbox: [], rebuilt: [] };

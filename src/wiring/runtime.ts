@@ -9,11 +9,12 @@ import type { ConfigPort } from '../core/bindings';
 import type { LockPort, StatePort } from '../core/engine-context';
 import { getLocale, type Locale, type LocaleId } from '../core/locale';
 import { WorkEngine } from '../core/work-engine';
-import { ENGINE_STATE_VERSION, EngineStateSchema, emptyEngineState, type EngineState } from '../core/work-state';
+import { ENGINE_STATE_SECTIONS, ENGINE_STATE_VERSION, EngineStateSchema, WorkRecordSchema, emptyEngineState, type EngineState } from '../core/work-state';
 import { createConfigReader, updateConfig, type DidaTodoConfig } from '../store/config-store';
 import { withLock, type LockOptions } from '../store/file-lock';
 import { resolvePaths, type DidaTodoPaths } from '../store/paths';
-import { StateStore, type CorruptStateInfo } from '../store/state-store';
+import { LoggedStateStore } from '../store/logged-state-store';
+import type { CorruptStateInfo } from '../store/state-store';
 
 export interface RuntimeOptions {
   env?: NodeJS.ProcessEnv;
@@ -54,17 +55,26 @@ export interface EngineStoreOptions {
   onCorrupt?: (info: CorruptStateInfo) => void;
 }
 
-/** The engine's state file and cross-process locks as the ports the engine takes. */
-export function openEngineStore(options: EngineStoreOptions): { state: StatePort; locks: LockPort } {
-  const store = new StateStore<EngineState>({
+/** The engine's state store (snapshot plus change log) at `stateFile`. */
+export function engineStateStore(options: EngineStoreOptions): LoggedStateStore<EngineState> {
+  return new LoggedStateStore<EngineState>({
     file: options.stateFile,
     lockDir: options.lockDir,
     schema: EngineStateSchema,
+    collections: { works: WorkRecordSchema },
+    sections: ENGINE_STATE_SECTIONS,
     version: ENGINE_STATE_VERSION,
+    // Version 1 is the same data in one file; its first write here starts the snapshot and log.
+    migrate: (data) => data,
     empty: emptyEngineState,
     ...(options.onCorrupt ? { onCorrupt: options.onCorrupt } : {}),
     ...(options.lockOptions ? { lockOptions: options.lockOptions } : {}),
   });
+}
+
+/** The engine's state file and cross-process locks as the ports the engine takes. */
+export function openEngineStore(options: EngineStoreOptions): { state: StatePort; locks: LockPort } {
+  const store = engineStateStore(options);
   return {
     state: { read: () => store.read(), update: (fn) => store.update(async (current) => (await fn(current)) ?? current) },
     locks: { withLock: (key, fn) => withLock(options.lockDir, key, (held) => fn(held), options.lockOptions) },

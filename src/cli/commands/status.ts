@@ -25,7 +25,8 @@ import {
 import { displayWidth, padDisplay, safeText } from '../terminal-text';
 import { describeIssues } from '../../common/schema-issues';
 import { checkList } from '../../core/bindings';
-import { ENGINE_STATE_VERSION, EngineStateSchema, type EngineState } from '../../core/work-state';
+import { ENGINE_STATE_VERSION, type EngineState } from '../../core/work-state';
+import { engineStateStore } from '../../wiring/runtime';
 import { isDidaError } from '../../dida/dida-error';
 import type { Project } from '../../dida/types';
 import { readFileIfExists } from '../../store/atomic-file';
@@ -243,17 +244,19 @@ async function inspectState(file: string, dir: string, text: CliText): Promise<S
     info.problem = t('cli.status.stateNewer', { file, version, known: ENGINE_STATE_VERSION });
     return info;
   }
-  if (version !== ENGINE_STATE_VERSION) {
+  if (typeof version !== 'number') {
     info.problem = t('cli.status.stateNoVersion', { file });
     return info;
   }
-  const parsed = EngineStateSchema.safeParse(data, { reportInput: true });
-  if (!parsed.success) {
-    info.problem = t('cli.status.stateSchema', { file, detail: safeText(describeIssues(parsed.error.issues, 2)) });
+  // The snapshot plus its change log, read without changing either (a damaged state is reported, not moved aside).
+  const peeked = await engineStateStore({ stateFile: file, lockDir: path.join(dir, 'locks') }).peek();
+  if (peeked.problem !== undefined || !peeked.value) {
+    info.problem = t('cli.status.stateSchema', { file, detail: safeText(peeked.problem ?? describeIssues([], 2)) });
     return info;
   }
-  info.state = parsed.data;
-  info.works = Object.keys(parsed.data.works).length;
+  info.state = peeked.value;
+  info.works = Object.keys(peeked.value.works).length;
+  void data;
   return info;
 }
 

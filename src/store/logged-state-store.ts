@@ -1,0 +1,574 @@
+// Owns one versioned state as a snapshot file plus an append-only log: a change writes only what it touched.
+import { randomBytes } from 'node:crypto';
+import { closeSync, fstatSync, fsyncSync, openSync, readSync, renameSync, rmSync, statSync, writeSync, ftruncateSync } from 'node:fs';
+import path from 'node:path';
+import type * as z from 'zod/mini';
+import { describeIssues } from '../common/schema-issues';
+import { readFileIfExists, writeFileAtomic } from './atomic-file';
+import { withLock, type LockContext, type LockOptions } from './file-lock';
+import { displayPath } from './paths';
+import { StateError, type CorruptStateInfo, type StateReadResult } from './state-store';
+
+export interface LoggedStateStoreOptions<T extends object> {
+  /** The snapshot file, e.g. `resolvePaths().stateFile`; the log is `<file>.log` beside it. */
+  file: string;
+  lockDir: string;
+  lockKey?: string;
+  /** Validates a whole snapshot (the data without `version` and `logGen`). */
+  schema: z.ZodMiniType<T>;
+  /** Record-valued keys whose entries are logged one by one, with the schema of one entry (e.g. `works`). */
+  collections: Record<string, z.ZodMiniType>;
+  /** Every other top-level key, logged whole when it changes, with its schema. */
+  sections: Record<string, z.ZodMiniType>;
+  version: number;
+  empty: () => T;
+  migrate?: (data: Record<string, unknown>, fromVersion: number) => unknown;
+  onCorrupt?: (info: CorruptStateInfo) => void;
+  lockOptions?: Omit<LockOptions, 'signal'>;
+  /** The log is folded into a new snapshot once it is this large (default 512 KiB). */
+  compactAtBytes?: number;
+}
+
+type Json = Record<string, unknown>;
+
+interface FileId {
+  ino: number;
+  size: number;
+  mtimeMs: number;
+}
+
+/** The state as last read or written by this process, with each entry's serialized form (to tell what changed). */
+interface Loaded {
+  sections: Map<string, unknown>;
+  sectionJson: Map<string, string>;
+  collections: Map<string, Map<string, unknown>>;
+  entryJson: Map<string, Map<string, string>>;
+  snapshot: FileId | undefined;
+  logIno: number | undefined;
+  /** Bytes of the log folded in (up to the last complete line). */
+  logOffset: number;
+  gen: number;
+}
+
+/** Thrown when the state lock was lost while this process was paused: nothing was written; the update is redone. */
+class StateLockLostError extends Error {
+  constructor(file: string) {
+    super(`The lock of ${displayPath(file)} was taken over while this process was paused; the update is redone.`);
+    this.name = 'StateLockLostError';
+  }
+}
+
+class CorruptLogError extends Error {}
+
+function fileId(file: string): FileId | undefined {
+  try {
+    const s = statSync(file);
+    return { ino: s.ino, size: s.size, mtimeMs: s.mtimeMs };
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+function sameFile(a: FileId | undefined, b: FileId | undefined): boolean {
+  return a?.ino === b?.ino && a?.size === b?.size && a?.mtimeMs === b?.mtimeMs;
+}
+
+/**
+ * A versioned state `{ "version": N, ...data }` kept as a compact snapshot plus a log of changes (`<file>.log`, one JSON
+ * line per changed entry or section). Reading re-uses what this process already holds and folds in only the log lines
+ * appended since; an update validates and appends only the entries it changed (one fsync), and folds the log into a
+ * new snapshot now and then. Reads hand out copies, so callers may mutate what they get. Reads never fail on damage:
+ * a corrupt snapshot or log is moved aside, reported, and the empty state is used; a torn last line (a writer that
+ * died mid-append) is ignored. A file written by a newer version is left alone (`StateError('state_too_new')`).
+ */
+export class LoggedStateStore<T extends object> {
+  private loaded: Loaded | undefined;
+  private readonly logFile: string;
+
+  constructor(private readonly options: LoggedStateStoreOptions<T>) {
+    this.logFile = `${options.file}.log`;
+  }
+
+  get file(): string {
+    return this.options.file;
+  }
+
+  async read(): Promise<T> {
+    return (await this.readResult()).value;
+  }
+
+  async readResult(): Promise<StateReadResult<T>> {
+    try {
+      const loaded = await this.refresh();
+      return { value: this.view(loaded).value, exists: loaded.snapshot !== undefined || loaded.logIno !== undefined };
+    } catch (error) {
+      if (!(error instanceof CorruptSnapshot)) throw error;
+      return this.withStateLock(async () => this.quarantined(error.problem));
+    }
+  }
+
+  /** Reads without ever changing a file (a damaged state is reported, not moved aside): for `dida-todo status`. */
+  async peek(): Promise<{ value?: T; exists: boolean; problem?: string }> {
+    try {
+      const loaded = await this.refresh();
+      return { value: this.view(loaded).value, exists: loaded.snapshot !== undefined || loaded.logIno !== undefined };
+    } catch (error) {
+      if (error instanceof CorruptSnapshot) return { exists: true, problem: error.problem };
+      throw error;
+    }
+  }
+
+  /**
+   * Read-modify-write under the cross-process lock. `fn` may mutate its argument (and return nothing) or return a new
+   * value. Only the
+   * entries and sections that changed are validated and appended to the log. Returns the new value.
+   * Throws `StateError` (too new, or `fn` produced data the schema rejects) or `LockTimeoutError`.
+   */
+  async update(fn: (current: T) => T | void | Promise<T | void>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.withStateLock((lock) => this.updateLocked(fn, lock));
+      } catch (error) {
+        if (!(error instanceof StateLockLostError) || attempt >= 3) throw error;
+      }
+    }
+  }
+
+  private async updateLocked(fn: (current: T) => T | void | Promise<T | void>, lock: LockContext): Promise<T> {
+    let loaded: Loaded;
+    try {
+      loaded = await this.refresh();
+    } catch (error) {
+      if (!(error instanceof CorruptSnapshot)) throw error;
+      await this.quarantined(error.problem);
+      loaded = await this.refresh();
+    }
+    const view = this.view(loaded);
+    const returned = await fn(view.value);
+    const lines = returned === undefined || returned === view.value ? this.changesOf(view, loaded) : this.replacementOf(returned as Json, loaded);
+    if (lines.length === 0) return this.view(loaded).value;
+    if (!lock.stillHeld()) throw new StateLockLostError(this.options.file);
+    if (loaded.snapshot === undefined || loaded.logIno === undefined) {
+      // No snapshot or no log yet (a new or a version 1 state): the first write makes both, with this change in it.
+      this.apply(loaded, lines);
+      await this.compact(loaded, lock);
+    } else {
+      this.appendLines(loaded, lines.map((l) => l.text));
+      this.apply(loaded, lines);
+      if (loaded.logOffset > (this.options.compactAtBytes ?? 512 * 1024)) await this.compact(loaded, lock);
+    }
+    return this.view(loaded).value;
+  }
+
+  private withStateLock<R>(fn: (lock: LockContext) => Promise<R>): Promise<R> {
+    return withLock(this.options.lockDir, this.options.lockKey ?? 'state', fn, this.options.lockOptions);
+  }
+
+  // ---- reading ------------------------------------------------------------------------------------------------
+
+  /** The state as on disk now: re-uses what is held, folds in new log lines, or loads from scratch. */
+  private async refresh(): Promise<Loaded> {
+    const snapshot = fileId(this.options.file);
+    const log = fileId(this.logFile);
+    const held = this.loaded;
+    if (held && sameFile(held.snapshot, snapshot) && held.logIno === log?.ino && (log?.size ?? 0) >= held.logOffset) {
+      if (log && log.size > held.logOffset) this.foldLog(held, held.logOffset);
+      return held;
+    }
+    const loaded = await this.load(snapshot);
+    this.loaded = loaded;
+    return loaded;
+  }
+
+  private async load(snapshot: FileId | undefined): Promise<Loaded> {
+    const text = snapshot === undefined ? undefined : await readFileIfExists(this.options.file);
+    const { data, gen } = text === undefined ? { data: this.options.empty() as Json, gen: 0 } : this.parseSnapshot(text);
+    const loaded: Loaded = {
+      sections: new Map(),
+      sectionJson: new Map(),
+      collections: new Map(),
+      entryJson: new Map(),
+      snapshot: text === undefined ? undefined : snapshot,
+      logIno: undefined,
+      logOffset: 0,
+      gen,
+    };
+    for (const [name, value] of Object.entries(data)) {
+      if (name in this.options.collections) {
+        const entries = new Map(Object.entries((value ?? {}) as Json));
+        loaded.collections.set(name, entries);
+        loaded.entryJson.set(name, new Map([...entries].map(([k, v]) => [k, JSON.stringify(v)])));
+      } else {
+        loaded.sections.set(name, value);
+        loaded.sectionJson.set(name, JSON.stringify(value));
+      }
+    }
+    for (const name of Object.keys(this.options.collections)) {
+      if (!loaded.collections.has(name)) {
+        loaded.collections.set(name, new Map());
+        loaded.entryJson.set(name, new Map());
+      }
+    }
+    const log = fileId(this.logFile);
+    if (log) {
+      loaded.logIno = log.ino;
+      try {
+        this.foldLog(loaded, 0);
+      } catch (error) {
+        if (error instanceof CorruptLogError) throw new CorruptSnapshot(`the change log ${displayPath(this.logFile)} is damaged (${error.message})`);
+        throw error;
+      }
+    }
+    return loaded;
+  }
+
+  /** Reads the log from `from` and applies its complete lines; a log of an older generation is skipped whole. */
+  private foldLog(loaded: Loaded, from: number): void {
+    let fd: number;
+    try {
+      fd = openSync(this.logFile, 'r');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw error;
+    }
+    try {
+      const size = fstatSync(fd).size;
+      if (size <= from) return;
+      const buffer = Buffer.alloc(size - from);
+      let read = 0;
+      while (read < buffer.length) {
+        const n = readSync(fd, buffer, read, buffer.length - read, from + read);
+        if (n === 0) break;
+        read += n;
+      }
+      const text = buffer.subarray(0, read).toString('utf8');
+      const end = text.lastIndexOf('\n');
+      if (end < 0) return;
+      const lines = text.slice(0, end).split('\n');
+      let offset = from;
+      for (const [i, line] of lines.entries()) {
+        const bytes = Buffer.byteLength(line) + 1;
+        let record: Json;
+        try {
+          record = JSON.parse(line) as Json;
+        } catch {
+          throw new CorruptLogError(`line ${i + 1} after byte ${offset} is not JSON`);
+        }
+        if (from === 0 && i === 0) {
+          if (typeof record.gen !== 'number') throw new CorruptLogError('the first line has no generation');
+          // A log older than the snapshot was folded into it already (a crash between the two renames).
+          if (record.gen !== loaded.gen) {
+            loaded.logOffset = size;
+            return;
+          }
+          offset += bytes;
+          continue;
+        }
+        this.applyRecord(loaded, record);
+        offset += bytes;
+      }
+      loaded.logOffset = offset;
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  private applyRecord(loaded: Loaded, record: Json): void {
+    if (typeof record.c === 'string' && typeof record.k === 'string') {
+      const schema = this.options.collections[record.c];
+      const entries = loaded.collections.get(record.c);
+      if (!schema || !entries) throw new CorruptLogError(`unknown collection ${record.c}`);
+      if (record.d === 1) {
+        entries.delete(record.k);
+        loaded.entryJson.get(record.c)?.delete(record.k);
+        return;
+      }
+      const parsed = schema.safeParse(record.v);
+      if (!parsed.success) throw new CorruptLogError(`${record.c}.${record.k}: ${describeIssues(parsed.error.issues)}`);
+      entries.set(record.k, parsed.data);
+      loaded.entryJson.get(record.c)?.set(record.k, JSON.stringify(parsed.data));
+      return;
+    }
+    if (typeof record.s === 'string') {
+      const schema = this.options.sections[record.s];
+      if (!schema) throw new CorruptLogError(`unknown section ${record.s}`);
+      const parsed = schema.safeParse(record.v);
+      if (!parsed.success) throw new CorruptLogError(`${record.s}: ${describeIssues(parsed.error.issues)}`);
+      loaded.sections.set(record.s, parsed.data);
+      loaded.sectionJson.set(record.s, JSON.stringify(parsed.data));
+      return;
+    }
+    throw new CorruptLogError('a line names neither an entry nor a section');
+  }
+
+  private parseSnapshot(text: string): { data: Json; gen: number } {
+    const { file, version, schema, migrate } = this.options;
+    let raw: unknown;
+    try {
+      raw = JSON.parse(text);
+    } catch (err) {
+      throw new CorruptSnapshot(`not valid JSON (${(err as Error).message})`);
+    }
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new CorruptSnapshot('at (root): expected a JSON object');
+    const { version: fileVersion, logGen, ...data } = raw as Json;
+    if (typeof fileVersion !== 'number' || !Number.isInteger(fileVersion)) throw new CorruptSnapshot('at version: expected an integer schema version');
+    if (fileVersion > version) {
+      throw new StateError(
+        'state_too_new',
+        file,
+        `${displayPath(file)} has state version ${fileVersion}, written by a newer dida-todo (this one knows version ${version}). Upgrade dida-todo; the file was left untouched.`,
+      );
+    }
+    let candidate: unknown = data;
+    if (fileVersion < version) {
+      if (!migrate) throw new CorruptSnapshot(`at version: version ${fileVersion} is older than ${version} and cannot be migrated`);
+      try {
+        candidate = migrate(data, fileVersion);
+      } catch (err) {
+        throw new CorruptSnapshot(`migrating from version ${fileVersion} failed (${(err as Error).message})`);
+      }
+    }
+    const result = schema.safeParse(candidate, { reportInput: true });
+    if (!result.success) throw new CorruptSnapshot(describeIssues(result.error.issues));
+    return { data: result.data as Json, gen: typeof logGen === 'number' ? logGen : 0 };
+  }
+
+  // ---- views and changes ---------------------------------------------------------------------------------------
+
+  /** A copy-on-access view: sections are copied, collection entries are copied when first touched. */
+  private view(loaded: Loaded): View<T> {
+    const value: Json = {};
+    const tracked = new Map<string, Tracked>();
+    for (const [name, section] of loaded.sections) value[name] = structuredClone(section);
+    for (const [name, entries] of loaded.collections) {
+      const t: Tracked = { accessed: new Map(), written: new Map(), deleted: new Set() };
+      tracked.set(name, t);
+      value[name] = lazyRecord(entries, t);
+    }
+    return { value: value as unknown as T, tracked };
+  }
+
+  /** The log lines for what `fn` changed in a view. */
+  private changesOf(view: View<T>, loaded: Loaded): Line[] {
+    const lines: Line[] = [];
+    const value = view.value as Json;
+    for (const [name, json] of loaded.sectionJson) {
+      const now = value[name];
+      const parsed = this.checkSection(name, now);
+      const text = JSON.stringify(parsed);
+      if (text !== json) lines.push({ kind: 'section', name, value: parsed, text: JSON.stringify({ s: name, v: parsed }) });
+    }
+    for (const name of Object.keys(this.options.sections)) {
+      if (loaded.sectionJson.has(name) || value[name] === undefined) continue;
+      const parsed = this.checkSection(name, value[name]);
+      lines.push({ kind: 'section', name, value: parsed, text: JSON.stringify({ s: name, v: parsed }) });
+    }
+    for (const [name, t] of view.tracked) {
+      const known = loaded.entryJson.get(name) as Map<string, string>;
+      const candidates = new Map<string, unknown>([...t.accessed, ...t.written]);
+      for (const [key, entry] of candidates) {
+        if (t.deleted.has(key)) continue;
+        const parsed = this.checkEntry(name, key, entry);
+        const text = JSON.stringify(parsed);
+        if (text !== known.get(key)) lines.push({ kind: 'entry', name, key, value: parsed, text: JSON.stringify({ c: name, k: key, v: parsed }) });
+      }
+      for (const key of t.deleted) if (known.has(key)) lines.push({ kind: 'delete', name, key, text: JSON.stringify({ c: name, k: key, d: 1 }) });
+    }
+    return lines;
+  }
+
+  /** The log lines that turn the held state into `next` (a whole new value returned by `fn`). */
+  private replacementOf(next: Json, loaded: Loaded): Line[] {
+    const checked = this.options.schema.safeParse(next, { reportInput: true });
+    if (!checked.success) throw this.invalid(describeIssues(checked.error.issues));
+    const data = checked.data as Json;
+    const lines: Line[] = [];
+    for (const name of Object.keys(this.options.sections)) {
+      const text = JSON.stringify(data[name]);
+      if (text !== loaded.sectionJson.get(name)) lines.push({ kind: 'section', name, value: data[name], text: JSON.stringify({ s: name, v: data[name] }) });
+    }
+    for (const name of Object.keys(this.options.collections)) {
+      const entries = (data[name] ?? {}) as Json;
+      const known = loaded.entryJson.get(name) as Map<string, string>;
+      for (const [key, entry] of Object.entries(entries)) {
+        const text = JSON.stringify(entry);
+        if (text !== known.get(key)) lines.push({ kind: 'entry', name, key, value: entry, text: JSON.stringify({ c: name, k: key, v: entry }) });
+      }
+      for (const key of known.keys()) if (!(key in entries)) lines.push({ kind: 'delete', name, key, text: JSON.stringify({ c: name, k: key, d: 1 }) });
+    }
+    return lines;
+  }
+
+  private checkSection(name: string, value: unknown): unknown {
+    const schema = this.options.sections[name];
+    if (!schema) throw this.invalid(`at ${name}: not part of the state`);
+    const parsed = schema.safeParse(value, { reportInput: true });
+    if (!parsed.success) throw this.invalid(`at ${name}: ${describeIssues(parsed.error.issues)}`);
+    return parsed.data;
+  }
+
+  private checkEntry(name: string, key: string, value: unknown): unknown {
+    const parsed = (this.options.collections[name] as z.ZodMiniType).safeParse(value, { reportInput: true });
+    if (!parsed.success) throw this.invalid(`at ${name}.${key}: ${describeIssues(parsed.error.issues)}`);
+    return parsed.data;
+  }
+
+  private invalid(problem: string): StateError {
+    return new StateError(
+      'state_invalid_update',
+      this.options.file,
+      `Refusing to write ${displayPath(this.options.file)}: the new state is invalid ${problem}. This is a dida-todo bug; the file was left unchanged.`,
+    );
+  }
+
+  private apply(loaded: Loaded, lines: readonly Line[]): void {
+    for (const line of lines) {
+      if (line.kind === 'section') {
+        loaded.sections.set(line.name, line.value);
+        loaded.sectionJson.set(line.name, JSON.stringify(line.value));
+      } else if (line.kind === 'entry') {
+        loaded.collections.get(line.name)?.set(line.key, line.value);
+        loaded.entryJson.get(line.name)?.set(line.key, JSON.stringify(line.value));
+      } else {
+        loaded.collections.get(line.name)?.delete(line.key);
+        loaded.entryJson.get(line.name)?.delete(line.key);
+      }
+    }
+  }
+
+  // ---- writing ---------------------------------------------------------------------------------------------------
+
+  /** Appends lines to the log with one fsync; a torn tail a dead writer left is cut first. */
+  private appendLines(loaded: Loaded, lines: readonly string[]): void {
+    const fd = openSync(this.logFile, 'r+');
+    try {
+      const size = fstatSync(fd).size;
+      if (size > loaded.logOffset) ftruncateSync(fd, loaded.logOffset);
+      const bytes = Buffer.from(`${lines.join('\n')}\n`);
+      let written = 0;
+      while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written, loaded.logOffset + written);
+      fsyncSync(fd);
+      loaded.logOffset += bytes.length;
+    } finally {
+      closeSync(fd);
+    }
+    const log = fileId(this.logFile);
+    loaded.logIno = log?.ino;
+  }
+
+  /** Writes the held state as a new snapshot (next generation) and starts an empty log for it. */
+  private async compact(loaded: Loaded, lock: LockContext): Promise<void> {
+    const gen = loaded.gen + 1;
+    const data: Json = { version: this.options.version, logGen: gen };
+    for (const [name, value] of loaded.sections) data[name] = value;
+    for (const [name, entries] of loaded.collections) data[name] = Object.fromEntries(entries);
+    await writeFileAtomic(this.options.file, `${JSON.stringify(data)}\n`, {
+      mode: 0o600,
+      dirMode: 0o700,
+      beforeRename: () => {
+        if (!lock.stillHeld()) throw new StateLockLostError(this.options.file);
+      },
+    });
+    const temp = path.join(path.dirname(this.logFile), `.${path.basename(this.logFile)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+    const header = Buffer.from(`${JSON.stringify({ gen })}\n`);
+    const fd = openSync(temp, 'wx', 0o600);
+    try {
+      writeSync(fd, header);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temp, this.logFile);
+    loaded.gen = gen;
+    loaded.snapshot = fileId(this.options.file);
+    loaded.logIno = fileId(this.logFile)?.ino;
+    loaded.logOffset = header.length;
+  }
+
+  private async quarantined(problem: string): Promise<StateReadResult<T>> {
+    const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+    const movedTo = `${this.options.file}.corrupt-${stamp}`;
+    try {
+      renameSync(this.options.file, movedTo);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+    try {
+      renameSync(this.logFile, `${movedTo}.log`);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+    this.loaded = undefined;
+    const info: CorruptStateInfo = {
+      file: this.options.file,
+      movedTo,
+      problem,
+      message: `${displayPath(this.options.file)} was damaged (${problem}); it was moved to ${displayPath(movedTo)} and dida-todo continues with an empty state.`,
+    };
+    this.options.onCorrupt?.(info);
+    return { value: this.options.empty(), exists: false, corrupt: info };
+  }
+
+  /** Removes the snapshot and its log (tests). */
+  removeFiles(): void {
+    rmSync(this.options.file, { force: true });
+    rmSync(this.logFile, { force: true });
+    this.loaded = undefined;
+  }
+}
+
+class CorruptSnapshot extends Error {
+  constructor(readonly problem: string) {
+    super(problem);
+  }
+}
+
+interface Tracked {
+  accessed: Map<string, unknown>;
+  written: Map<string, unknown>;
+  deleted: Set<string>;
+}
+
+interface View<T> {
+  value: T;
+  tracked: Map<string, Tracked>;
+}
+
+type Line =
+  | { kind: 'section'; name: string; value: unknown; text: string }
+  | { kind: 'entry'; name: string; key: string; value: unknown; text: string }
+  | { kind: 'delete'; name: string; key: string; text: string };
+
+/** A record over `entries` that copies an entry the first time it is read and records writes and deletions. */
+function lazyRecord(entries: Map<string, unknown>, t: Tracked): Record<string, unknown> {
+  const present = (key: string) => !t.deleted.has(key) && (t.written.has(key) || entries.has(key));
+  const get = (key: string): unknown => {
+    if (t.deleted.has(key)) return undefined;
+    if (t.written.has(key)) return t.written.get(key);
+    if (t.accessed.has(key)) return t.accessed.get(key);
+    if (!entries.has(key)) return undefined;
+    const copy = structuredClone(entries.get(key));
+    t.accessed.set(key, copy);
+    return copy;
+  };
+  return new Proxy({} as Record<string, unknown>, {
+    get: (_target, key) => (typeof key === 'string' ? get(key) : undefined),
+    set: (_target, key, value) => {
+      if (typeof key !== 'string') return false;
+      t.deleted.delete(key);
+      t.written.set(key, value);
+      return true;
+    },
+    deleteProperty: (_target, key) => {
+      if (typeof key !== 'string') return true;
+      t.written.delete(key);
+      t.accessed.delete(key);
+      t.deleted.add(key);
+      return true;
+    },
+    has: (_target, key) => typeof key === 'string' && present(key),
+    ownKeys: () => [...new Set([...entries.keys(), ...t.written.keys()])].filter((k) => !t.deleted.has(k)),
+    getOwnPropertyDescriptor: (_target, key) => (typeof key === 'string' && present(key) ? { value: get(key), writable: true, enumerable: true, configurable: true } : undefined),
+  });
+}
