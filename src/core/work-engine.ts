@@ -241,6 +241,10 @@ export class WorkEngine {
 
   /** Records that the session worked on `key` (and optionally makes it current). */
   async touch(sessionId: string, key: string, makeCurrent: boolean): Promise<void> {
+    // Most calls change nothing (the session already works on this Work): the state is read, not written.
+    const known = (await this.deps.state.read()).sessions[sessionId];
+    const recent = known && this.deps.now() - known.updatedAt < 60_000;
+    if (recent && known.touched.includes(key) && (!makeCurrent || known.currentWork === key)) return;
     await this.deps.state.update((state: EngineState) => {
       const session = (state.sessions[sessionId] ??= { touched: [], autoAttempts: 0, updatedAt: 0 });
       if (!session.touched.includes(key)) session.touched.push(key);
