@@ -1,5 +1,7 @@
 // The engine facade the tools and adapters use: one list's queue, the session's current Work, steps, settle.
 import { claimText, claimWork, DEFAULT_CLAIM_LEASE_MS, hostLabelOf, requireClaim } from './claims';
+import { abortableLocks } from '../common/abortable-lock';
+import { abortableGateway } from '../dida/abortable-gateway';
 import { isDidaError } from '../dida/dida-error';
 import type { NewTask, Task } from '../dida/types';
 import type { EngineDeps } from './engine-context';
@@ -29,6 +31,14 @@ export interface QueueView extends RankedQueue {
 
 export class WorkEngine {
   constructor(readonly deps: EngineDeps) {}
+
+  /**
+   * This engine bound to `signal` (a turn's abort signal): every Dida call carries it and none starts once it is
+   * aborted, and lock waits end at the abort. The engine it came from is unchanged.
+   */
+  withSignal(signal: AbortSignal): WorkEngine {
+    return new WorkEngine({ ...this.deps, gateway: abortableGateway(this.deps.gateway, signal), locks: abortableLocks(this.deps.locks, signal) });
+  }
 
   /** Syncs the list (see syncList). */
   sync(projectId: string): Promise<SyncReport> {

@@ -369,8 +369,12 @@ describe('continuation through agent/request-error', () => {
       await settleBackground();
       const answer = await host.waterfall('agent/request-error', { agent, turn: 1, step: 1, failure, signal: new AbortController().signal });
       expect(answer).toEqual({ kind: 'retry' });
-      expect(agent.inject).toHaveBeenCalledTimes(1);
-      expect(agent.inject.mock.calls[0]![0].source).toEqual({ kind: 'plugin', plugin: 'dida-todo', form: 'notice' });
+      // The note is appended to the session's history, so the retried request itself carries it.
+      const notes = agent.session.append.mock.calls.filter((c: unknown[]) => c[0] === 'user/message');
+      expect(notes).toHaveLength(1);
+      expect(notes[0]![1].source).toEqual({ kind: 'plugin', plugin: 'dida-todo', form: 'notice' });
+      expect(notes[0]![2]).toEqual({ surfaceOp: 'append' });
+      expect(agent.inject).not.toHaveBeenCalled();
       expect(readState().sessions[agent.id].autoAttempts).toBe(1);
     } finally {
       await host.dispose();
