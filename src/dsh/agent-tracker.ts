@@ -16,6 +16,8 @@ export interface AgentTrack {
   grantPending: boolean;
   /** Notes for the model added at the next pre-step. */
   pendingNotes: UserMessageLike[];
+  /** When a person last wrote in this session (this process's clock); undefined while nobody has. */
+  humanAt?: number;
   /** Aborted when a person's message arrives, ending any wait at once; replaced by a fresh one. */
   humanSignal: AbortController;
   /** JSON of the last todo/write this plugin published, and in which turn. */

@@ -7,7 +7,7 @@ import type { EngineState, SessionRecord } from '../core/work-state';
 import { findBinding, type DidaTodoConfig } from '../store/config-store';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
-import { optionalServices, pluginMessage, type HostAgent } from './ports';
+import { optionalServices, personIsWaiting, pluginMessage, type HostAgent } from './ports';
 
 /** What this plugin adds to a session record while a turn runs (the record schema keeps unknown keys). */
 interface TurnMarker {
@@ -154,32 +154,38 @@ export class CrashRecovery {
 
   private async recover(id: string): Promise<void> {
     if (this.waits.has(id) || this.deps.lifetime.aborted) return;
-    const state = await this.deps.state.read();
-    const record = state.sessions[id] as (SessionRecord & TurnMarker) | undefined;
-    const decision = this.decide(state, id);
-    if (decision.kind === 'skip') {
-      if (decision.reason !== 'owner_alive' && decision.reason !== 'not_interrupted') await this.take(id, record?.turnOpenSince);
-      if (decision.reason !== 'not_interrupted') this.deps.log(`not resuming the interrupted turn of ${id} (${decision.reason})`);
-      return;
-    }
-    if (!this.bindingOf(id, record)) {
-      await this.take(id, record?.turnOpenSince);
-      return;
-    }
+    // Registered before any await, so a second caller (start scan and attach at once) backs off.
     const pending = new AbortController();
     this.waits.set(id, pending);
     try {
+      const state = await this.deps.state.read();
+      const record = state.sessions[id] as (SessionRecord & TurnMarker) | undefined;
+      const decision = this.decide(state, id);
+      if (decision.kind === 'skip') {
+        if (decision.reason !== 'owner_alive' && decision.reason !== 'not_interrupted') await this.take(id, record?.turnOpenSince);
+        if (decision.reason !== 'not_interrupted') this.deps.log(`not resuming the interrupted turn of ${id} (${decision.reason})`);
+        return;
+      }
+      if (!this.bindingOf(id, record)) {
+        await this.take(id, record?.turnOpenSince);
+        return;
+      }
       if (!(await this.take(id, record?.turnOpenSince, decision.attempt))) return;
       this.deps.log(`resuming the interrupted turn of ${id} in ${Math.round(decision.delayMs / 1000)} s (attempt ${decision.attempt}/${this.deps.row.maxAutoContinue})`);
-      if (!(await this.deps.clock.wait(decision.delayMs, [this.deps.lifetime, pending.signal]))) return;
+      if (!(await this.deps.clock.wait(decision.delayMs, [this.deps.lifetime, pending.signal])) || this.personWrote(id)) return;
       const agent = await this.liveAgent(id, pending.signal);
-      if (!agent || !(await this.untilIdle(agent, pending.signal))) return;
+      if (!agent || !(await this.untilIdle(agent, pending.signal)) || this.personWrote(id) || personIsWaiting(agent)) return;
       this.act(agent);
     } catch (error) {
       this.deps.log(`could not resume the interrupted turn of ${id}: ${messageOf(error)}`);
     } finally {
-      this.waits.delete(id);
+      if (this.waits.get(id) === pending) this.waits.delete(id);
     }
+  }
+
+  /** A person wrote in the session since it became live here: their message wins over the recovery. */
+  private personWrote(id: string): boolean {
+    return this.deps.tracker.get(id)?.humanAt !== undefined;
   }
 
   /** The live agent of session `id`, resuming the persisted session when it is not live (retrying until dsh is ready). */

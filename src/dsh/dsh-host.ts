@@ -189,6 +189,7 @@ export class DshHost {
     if (message?.source?.kind !== 'user') return;
     const track = this.tracker.get(agent.id);
     if (!track || track.subagent) return;
+    track.humanAt = this.deps.clock.now();
     track.humanSignal.abort(new Error('a person wrote'));
     track.humanSignal = new AbortController();
     this.recovery.onHumanMessage(track.sessionId);
