@@ -1,6 +1,6 @@
 // Fakes for the dsh adapter's module tests: a manual clock, agents that record what they are sent, an in-memory
 // state store, a config port, a scriptable engine, and createHarness() wiring them into AdapterDeps.
-import { vi } from 'vitest';
+import { vi, type Mock } from 'vitest';
 import type { ConfigPort } from '../../src/core/bindings';
 import type { StatePort } from '../../src/core/engine-context';
 import { getLocale } from '../../src/core/locale';
@@ -103,30 +103,32 @@ export async function eventually(probe: () => boolean, rounds = 200): Promise<vo
   throw new Error('condition never held');
 }
 
+type AnyFn = (...args: any[]) => any;
+
 export interface FakeAgent extends HostAgent {
-  session: HostAgent['session'] & { append: ReturnType<typeof vi.fn> };
-  followup: ReturnType<typeof vi.fn>;
-  inject: ReturnType<typeof vi.fn>;
-  restrict: ReturnType<typeof vi.fn>;
-  lift: ReturnType<typeof vi.fn>;
-  runMaintenance: ReturnType<typeof vi.fn> & HostAgent['runMaintenance'];
+  session: HostAgent['session'] & { append: Mock<AnyFn> };
+  followup: Mock<AnyFn>;
+  inject: Mock<AnyFn>;
+  restrict: Mock<AnyFn>;
+  lift: Mock<AnyFn>;
+  runMaintenance: Mock<AnyFn>;
   inbox: { nextTurn: UserMessageLike[]; nextStep: UserMessageLike[] };
 }
 
 export function fakeAgent(id: string, header: Record<string, unknown> = {}): FakeAgent {
-  const lift = vi.fn();
-  const restrict = vi.fn(() => lift);
+  const lift = vi.fn<AnyFn>();
+  const restrict = vi.fn<AnyFn>(() => lift);
   return {
     id,
     status: 'idle',
-    session: { id, header: { id, ...header }, append: vi.fn() },
+    session: { id, header: { id, ...header }, append: vi.fn<AnyFn>() },
     inbox: { nextTurn: [], nextStep: [] },
     ctx: { tools: { restrict } },
     restrict,
     lift,
-    followup: vi.fn(),
-    inject: vi.fn(),
-    runMaintenance: vi.fn(async (job: (signal: AbortSignal) => Promise<unknown>) => job(new AbortController().signal)) as FakeAgent['runMaintenance'],
+    followup: vi.fn<AnyFn>(),
+    inject: vi.fn<AnyFn>(),
+    runMaintenance: vi.fn<AnyFn>(async (job: (signal: AbortSignal) => Promise<unknown>) => job(new AbortController().signal)),
   };
 }
 
@@ -206,21 +208,23 @@ export function queueOf(keys: string[], titles: Record<string, string> = {}): Qu
   } as unknown as QueueView;
 }
 
-/** A scriptable engine: every method is a vi.fn with a harmless default. */
-export function fakeEngine(overrides: Partial<Record<keyof EnginePort, unknown>> = {}) {
-  const engine = {
-    sync: vi.fn(async () => ({ tasks: [] })),
-    queue: vi.fn(async () => emptyQueue()),
-    claimNext: vi.fn(async () => undefined),
-    settle: vi.fn(async () => []),
-    currentWork: vi.fn(async () => undefined),
-    waitForHuman: vi.fn(async () => undefined),
-    switchTo: vi.fn(async (_s: string, _p: string, key: string) => work(key, ['in_progress'])),
-    withSignal: vi.fn(function (this: unknown) {
-      return engine;
-    }),
-    ...overrides,
+export type FakeEngine = Record<keyof EnginePort, Mock<AnyFn>>;
+
+/** A scriptable engine: every method is a vi.fn with a harmless default; `overrides` replace implementations. */
+export function fakeEngine(overrides: Partial<Record<keyof EnginePort, AnyFn>> = {}): FakeEngine {
+  const engine: FakeEngine = {
+    sync: vi.fn<AnyFn>(async () => ({ tasks: [] })),
+    queue: vi.fn<AnyFn>(async () => emptyQueue()),
+    claimNext: vi.fn<AnyFn>(async () => undefined),
+    settle: vi.fn<AnyFn>(async () => []),
+    currentWork: vi.fn<AnyFn>(async () => undefined),
+    waitForHuman: vi.fn<AnyFn>(async () => undefined),
+    switchTo: vi.fn<AnyFn>(async (_s: string, _p: string, key: string) => work(key, ['in_progress'])),
+    withSignal: vi.fn<AnyFn>(() => engine),
   };
+  for (const [name, fn] of Object.entries(overrides) as Array<[keyof EnginePort, AnyFn]>) {
+    engine[name] = vi.isMockFunction(fn) ? (fn as Mock<AnyFn>) : vi.fn<AnyFn>(fn);
+  }
   return engine;
 }
 
@@ -228,7 +232,7 @@ export interface HarnessOptions {
   row?: Record<string, unknown>;
   config?: DidaTodoConfig;
   state?: EngineState;
-  engine?: ReturnType<typeof fakeEngine>;
+  engine?: FakeEngine;
   goals?: { get: (agent: HostAgent) => GoalView | undefined; resume: ReturnType<typeof vi.fn> };
   /** Services `ctx.get` returns (goals, agentDefaultModel, headlessStartup…). */
   services?: Record<string, unknown>;

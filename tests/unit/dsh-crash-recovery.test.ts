@@ -18,7 +18,7 @@ function crashed(extra: Record<string, unknown> = {}): EngineState {
   return state;
 }
 
-function setup(options: HarnessOptions & { alive?: number[] } = {}) {
+function setup(options: HarnessOptions & { alive?: readonly number[] } = {}) {
   const agents = options.agents ?? new Map<string, FakeAgent>();
   const resume = vi.fn(async ({ resumeSessionId }: { resumeSessionId: string }) => {
     const agent = fakeAgent(resumeSessionId, { cwd: CWD });
