@@ -122,31 +122,44 @@ describe('settle at idle', () => {
 });
 
 describe('binding mid-session', () => {
-  it('after dida_todo_setup bind: the Dida tools are shown, the prompt section is on, and idle files the review todo', async () => {
+  it('after dida_todo_setup bind the prompt section is on and idle files the review todo; after unbind it is off', async () => {
     bindConfig(false);
     const { host, agent } = await started();
     try {
       const section = host.sections[0]!;
       const prompt = () => (typeof section.text === 'function' ? section.text({ agent }) : section.text);
       expect(prompt()).toBe('');
-      expect(agent.ctx.tools.restrict).toHaveBeenCalledWith({ deny: ['todo', 'todo_work'] });
-      const lift = agent.ctx.tools.restrict.mock.results[0]!.value;
       const bind = await tool(host, 'dida_todo_setup').execute({ action: 'bind', list_name: '智能体工作' }, { agent });
       expect(bind.code).toBe('ok');
-      // Done before the tool returned: the next step sees the tools and the prompt.
-      expect(lift).toHaveBeenCalledTimes(1);
+      // Done before the tool returned: the next step already sees it.
       expect(prompt()).toContain('Dida work list (dida-todo)');
       const todo = tool(host, 'todo');
       await todo.execute({ action: 'create', work_title: '整理笔记', steps: [{ title: '归档' }] }, { agent });
       await todo.execute({ action: 'update', updates: [{ step: '归档', status: 'completed', resolution: '已归档' }] }, { agent });
       host.emit('agent/status', { agent, status: 'idle' });
       await until('the review todo', () => sim.listTasks(listId).some((t) => t.title === '🧑‍🔬 待验收：整理笔记'));
-
-      // Unbind: the tools are hidden again and the prompt goes off.
-      const unbind = await tool(host, 'dida_todo_setup').execute({ action: 'unbind' }, { agent });
-      expect(unbind.code).toBe('ok');
-      expect(agent.ctx.tools.restrict).toHaveBeenCalledTimes(2);
+      expect((await tool(host, 'dida_todo_setup').execute({ action: 'unbind' }, { agent })).code).toBe('ok');
       expect(prompt()).toBe('');
+    } finally {
+      await host.dispose();
+    }
+  });
+
+  it('the session is shown todo and todo_work only while bound', async () => {
+    bindConfig(false);
+    const { host, agent } = await started();
+    try {
+      expect(agent.ctx.tools.restrict).toHaveBeenCalledTimes(1);
+      expect(agent.ctx.tools.restrict).toHaveBeenCalledWith({ deny: ['todo', 'todo_work'] });
+      const lift = agent.ctx.tools.restrict.mock.results[0]!.value;
+      await tool(host, 'dida_todo_setup').execute({ action: 'bind', list_name: '智能体工作' }, { agent });
+      expect(lift).toHaveBeenCalledTimes(1);
+      await tool(host, 'dida_todo_setup').execute({ action: 'unbind' }, { agent });
+      expect(agent.ctx.tools.restrict).toHaveBeenCalledTimes(2);
+      // A subagent is shown none of them.
+      const child = fakeAgent('child-1', { cwd: project, delegationDepth: 1 });
+      host.emit('agent/created', { agent: child });
+      expect(child.ctx.tools.restrict).toHaveBeenCalledWith({ deny: ['todo', 'todo_work', 'dida_todo_setup'] });
     } finally {
       await host.dispose();
     }
