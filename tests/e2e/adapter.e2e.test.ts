@@ -12,7 +12,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
 import { contentFilter, stall, startFakeModel, text, toolCall, type FakeModel, type RecordedRequest } from './harness/fake-model';
-import { cancel, createSession, prompt } from './harness/web-api';
+import { cancel, createSession, prompt, webCall } from './harness/web-api';
 import { ensureDsh, eventsOf, installBundle, makeDshHome, readSessionLogs, removeDshHome, repoRoot, runHeadless, startWeb, type SessionLog } from './harness/dsh-run';
 
 const DRIVER = path.join(repoRoot, 'tests', 'e2e', 'fixtures', 'driver', 'index.mjs');
@@ -225,7 +225,6 @@ async function crashMidTurn(patches: string[], title: string, steps: string[]): 
   expect(killed.signal).toBe('SIGKILL');
   const marker = readState().sessions[sessionId];
   expect(marker.turnOpenSince).toEqual(expect.any(Number));
-  expect(marker.cwd).toBe(project);
   expect(marker.currentWork).toBeTruthy();
   expect(eventsOf(logFor(await readSessionLogs(home), sessionId), 'turn/end')).toEqual([]);
   return { sessionId, taskId: work.id };
@@ -288,13 +287,15 @@ describe('(e) SIGKILL mid-turn, then dsh starts again', () => {
     expect(log.events.filter((e) => e.type === 'user/message' && JSON.stringify(e.data?.content).includes(RECOVERY_NOTE))).toHaveLength(1);
     expect(readState().sessions[sessionId].autoAttempts).toBe(0);
     expect(readState().sessions[sessionId].lastAutoAt).toEqual(expect.any(Number));
+    // The marker said where the session ran, so it was found before the session was live again.
+    expect(readState().sessions[sessionId].cwd).toBe(project);
 
     const done = sim.getTask(taskId)!;
     expect(done.status).toBe(2);
     expect(done.items?.map((i) => i.status)).toEqual([1, 1]);
   });
 
-  it('with maxAutoContinue 0 nothing is resumed: no request, no note, the Work left as it was', async () => {
+  it('with maxAutoContinue 0 nothing is resumed, even when the session is opened again: no request, no note', async () => {
     await installBundle(home, 'web', repoRoot);
     const patches = configure('maxAutoContinue: 0\nbackoff: [0.2]');
     const { sessionId, taskId } = await crashMidTurn(patches, '整理发布说明', ['收集变更']);
@@ -302,6 +303,8 @@ describe('(e) SIGKILL mid-turn, then dsh starts again', () => {
     model.setScript([text('SHOULD_NOT_BE_ASKED')]);
     const web = await startWeb({ home, cwd: project, baseUrl: model.baseUrl, patches, env: env() });
     try {
+      // The browser shows the session (loading its model picker makes the host resume it), nobody writes.
+      await webCall(web.url, 'session.models', { sessionId });
       await new Promise((resolve) => setTimeout(resolve, 4_000));
     } finally {
       await web.stop('SIGTERM');
