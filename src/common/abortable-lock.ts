@@ -1,8 +1,8 @@
 // A lock port bound to one abort signal: the wait for a lock ends at the abort, and work never starts after it.
 
-/** The shape of the engine's lock port (run `fn` while holding the lock `key`). */
+/** The shape of a lock port: run `fn` while holding the lock `key` (whatever the port hands `fn` is passed through). */
 export interface LockRunner {
-  withLock<T>(key: string, fn: () => Promise<T>): Promise<T>;
+  withLock<T>(key: string, fn: (...held: any[]) => Promise<T>): Promise<T>;
 }
 
 function abortReason(signal: AbortSignal): Error {
@@ -14,15 +14,15 @@ function abortReason(signal: AbortSignal): Error {
  * `signal` aborts (the lock, if it is granted later, is released without running `fn`), and `fn` never starts once
  * `signal` aborted. A running `fn` is not interrupted.
  */
-export function abortableLocks(locks: LockRunner, signal: AbortSignal): LockRunner {
-  return {
-    withLock<T>(key: string, fn: () => Promise<T>): Promise<T> {
+export function abortableLocks<L extends LockRunner>(locks: L, signal: AbortSignal): L {
+  const bound: LockRunner = {
+    withLock<T>(key: string, fn: (...held: any[]) => Promise<T>): Promise<T> {
       if (signal.aborted) return Promise.reject(abortReason(signal));
       let started = false;
-      const held = locks.withLock(key, async () => {
+      const held = locks.withLock(key, async (...lock: any[]) => {
         if (signal.aborted) throw abortReason(signal);
         started = true;
-        return fn();
+        return fn(...lock);
       });
       return new Promise<T>((resolve, reject) => {
         const onAbort = () => {
@@ -44,4 +44,5 @@ export function abortableLocks(locks: LockRunner, signal: AbortSignal): LockRunn
       });
     },
   };
+  return { ...locks, ...bound } as L;
 }

@@ -141,6 +141,13 @@ describe('abortableLocks', () => {
     expect(lock.ran).toEqual([]);
   });
 
+  it('passes through what the lock port hands the locked work, and keeps its other members', async () => {
+    const port = { extra: 7, withLock: <T>(_key: string, fn: (held: { token: string }) => Promise<T>) => fn({ token: 'held-1' }) };
+    const bound = abortableLocks(port, new AbortController().signal);
+    expect(await bound.withLock('k', async (held: { token: string }) => held.token)).toBe('held-1');
+    expect(bound.extra).toBe(7);
+  });
+
   it('an abort while the work runs does not interrupt it', async () => {
     const lock = heldLock();
     lock.release();
