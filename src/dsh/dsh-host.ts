@@ -2,6 +2,7 @@
 // recovery, poller and settle at idle. Holds no rules of its own.
 import { randomUUID } from 'node:crypto';
 import { TOOLS, type ToolContext, type ToolResult } from '../core/tools';
+import type { WorkEngine } from '../core/work-engine';
 import { engineProvider, openRuntime, type Runtime } from '../wiring/runtime';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import { AgentTracker, inBackground, type AgentTrack } from './agent-tracker';
@@ -33,6 +34,8 @@ export interface HostOptions {
   clock?: Clock;
   /** Use this runtime instead of opening one from the row config. */
   runtime?: Runtime;
+  /** Use this engine instead of one built over the runtime (tests). */
+  engine?: () => Promise<WorkEngine>;
   newId?: () => string;
   /** This process's id and a liveness check, for crash recovery. */
   pid?: number;
@@ -41,7 +44,7 @@ export interface HostOptions {
 
 export class DshHost {
   readonly runtime: Runtime;
-  readonly engine;
+  readonly engine: () => Promise<WorkEngine>;
   readonly tracker = new AgentTracker();
   private readonly lifetime = new AbortController();
   private readonly deps: AdapterDeps;
@@ -72,7 +75,7 @@ export class DshHost {
         locale: config.locale,
         log,
       });
-    this.engine = engineProvider(this.runtime, log);
+    this.engine = options.engine ?? engineProvider(this.runtime, log);
     this.deps = {
       ctx,
       row: config,

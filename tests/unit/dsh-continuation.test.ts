@@ -206,3 +206,51 @@ describe('StretchCounter', () => {
     expect(await t.counter.attempts('nobody')).toBe(0);
   });
 });
+
+describe('Continuation edges', () => {
+  it('works without a turn signal, without a failure object, and with a goals service that has no goal', async () => {
+    const t = setup({ goals: { get: () => undefined, resume: vi.fn() } });
+    const pending = t.continuation.onRequestError({ agent: t.agent, failure } as never);
+    await t.clock.advance(10_000);
+    expect(await pending).toEqual({ kind: 'retry' });
+    expect(t.logs).toContain('model request failed (SERVER); continuing automatically in 10 s (attempt 1/3)');
+    expect(await t.continuation.onRequestError({ agent: t.agent } as never)).toBeUndefined();
+  });
+
+  it('exhausted while a person is already waiting: no hand-over (their message comes first)', async () => {
+    const engine = fakeEngine({ currentWork: vi.fn(async () => work('w1', ['in_progress'])) });
+    const t = setup({ engine });
+    t.state.value.sessions['session-1']!.autoAttempts = 3;
+    t.agent.inbox.nextStep.push(personSays('wait'));
+    expect(await t.continuation.onRequestError({ agent: t.agent, failure, signal: new AbortController().signal })).toBeUndefined();
+    expect(engine.waitForHuman).not.toHaveBeenCalled();
+  });
+
+  it('a person\'s message queued by the time the backoff ends wins over the retry', async () => {
+    const t = setup();
+    const pending = t.continuation.onRequestError({ agent: t.agent, failure, signal: new AbortController().signal });
+    await flush();
+    t.agent.inbox.nextTurn.push(personSays('new request'));
+    await t.clock.advance(10_000);
+    expect(await pending).toBeUndefined();
+    expect(notes(t.agent)).toEqual([]);
+  });
+
+  it('exhausted in an unbound session hands nothing over', async () => {
+    const engine = fakeEngine({ currentWork: vi.fn(async () => work('w1', ['in_progress'])) });
+    const t = setup({ engine });
+    t.track.binding = undefined;
+    t.state.value.sessions['session-1']!.autoAttempts = 3;
+    await t.continuation.onRequestError({ agent: t.agent, failure, signal: new AbortController().signal });
+    expect(engine.waitForHuman).not.toHaveBeenCalled();
+    expect(t.state.value.sessions['session-1']!.autoAttempts).toBe(0);
+  });
+
+  it('a failing hand-over is logged', async () => {
+    const engine = fakeEngine({ currentWork: vi.fn(async () => Promise.reject(new Error('Dida down'))) });
+    const t = setup({ engine });
+    t.state.value.sessions['session-1']!.autoAttempts = 3;
+    await t.continuation.onRequestError({ agent: t.agent, failure, signal: new AbortController().signal });
+    expect(t.logs).toContain('could not ask the person for help: Dida down');
+  });
+});

@@ -332,3 +332,160 @@ describe('processAlive', () => {
   });
 });
 
+
+describe('crash recovery edges', () => {
+  it('maxAutoContinue 0 at start reads and logs nothing, and leaves the marker for nobody to act on', async () => {
+    const t = setup({ row: { maxAutoContinue: 0, backoff: [5] } });
+    await t.recovery.scanAtStart();
+    expect(t.logs).toEqual([]);
+    expect(marker(t)).toBeDefined();
+  });
+
+  it('a marker from this very process id counts as interrupted; a record without a process id too', async () => {
+    for (const extra of [{ turnOpenPid: 1 }, { turnOpenPid: undefined }]) {
+      const t = setup({ state: crashed(extra), alive: [1] });
+      const alwaysAlive = new CrashRecovery(t.deps, { pid: 1, isAlive: () => true, config: () => t.config.value });
+      const scan = alwaysAlive.scanAtStart();
+      await flush();
+      await t.clock.advance(5_000);
+      await scan;
+      expect(t.resume).toHaveBeenCalledTimes(1);
+    }
+  });
+
+  it('a record without a directory and no live session has no binding: not resumed, marker cleared', async () => {
+    const t = setup({ state: crashed({ cwd: undefined }) });
+    await t.recovery.scanAtStart();
+    expect(t.resume).not.toHaveBeenCalled();
+    expect(marker(t)).toBeUndefined();
+  });
+
+  it('a marker that changed between the decision and the take is left alone', async () => {
+    const t = setup();
+    const update = t.state.update;
+    t.state.update = (fn) => {
+      (t.state.value.sessions['session-old'] as Record<string, unknown>).turnOpenSince = 999_999;
+      return update(fn);
+    };
+    await t.recovery.scanAtStart();
+    await t.clock.advance(60_000);
+    expect(t.resume).not.toHaveBeenCalled();
+    expect(marker(t)).toBe(999_999);
+  });
+
+  it('a skip clears the marker without touching the count', async () => {
+    const t = setup({ state: crashed({ turnOpenSince: 1_000_000 - 31 * 60_000, autoAttempts: 2 }) });
+    await t.recovery.scanAtStart();
+    expect(marker(t)).toBeUndefined();
+    expect(t.state.value.sessions['session-old']!.autoAttempts).toBe(2);
+  });
+
+  it('after disposal nothing is looked at', async () => {
+    const t = setup();
+    t.lifetime.abort();
+    await t.recovery.scanAtStart();
+    expect(marker(t)).toBeDefined();
+    expect(t.logs).toEqual([]);
+  });
+
+  it('a later crash of the same session is resumed again (counted as the next attempt)', async () => {
+    const t = setup();
+    let scan = t.recovery.scanAtStart();
+    await t.clock.advance(5_000);
+    await scan;
+    (t.state.value.sessions['session-old'] as Record<string, unknown>).turnOpenSince = t.clock.now();
+    (t.state.value.sessions['session-old'] as Record<string, unknown>).turnOpenPid = DEAD;
+    t.agents.delete('session-old');
+    scan = t.recovery.scanAtStart();
+    await flush();
+    expect(t.state.value.sessions['session-old']!.autoAttempts).toBe(2);
+    await t.clock.advance(30_000);
+    await scan;
+    expect(t.resume).toHaveBeenCalledTimes(2);
+  });
+
+  it('a person\'s message already queued in the live session, or one arriving while it is busy, wins', async () => {
+    const t = setup();
+    const agent = fakeAgent('session-old', { cwd: CWD });
+    agent.inbox.nextTurn.push({ id: 'h', role: 'user', content: [{ type: 'text', text: 'hi' }], source: { kind: 'user' } });
+    t.agents.set('session-old', agent);
+    const scan = t.recovery.scanAtStart();
+    await t.clock.advance(5_000);
+    await scan;
+    expect(agent.followup).not.toHaveBeenCalled();
+
+    const busy = setup();
+    const running = fakeAgent('session-old', { cwd: CWD });
+    running.status = 'running';
+    busy.agents.set('session-old', running);
+    const second = busy.recovery.scanAtStart();
+    await busy.clock.advance(5_000);
+    await busy.clock.advance(100);
+    busy.recovery.onHumanMessage('session-old');
+    running.status = 'idle';
+    await busy.clock.advance(200);
+    await second;
+    expect(running.followup).not.toHaveBeenCalled();
+  });
+
+  it('without a resume service or a default model the session is still handled sensibly', async () => {
+    const noResume = setup();
+    delete (noResume.deps.ctx.agents as { resume?: unknown }).resume;
+    const scan = noResume.recovery.scanAtStart();
+    await noResume.clock.advance(5_000);
+    await scan;
+    expect(noResume.resume).not.toHaveBeenCalled();
+
+    const noModel = setup({ services: {} });
+    const second = noModel.recovery.scanAtStart();
+    await noModel.clock.advance(5_000);
+    await second;
+    expect(noModel.resume).toHaveBeenCalledWith({ resumeSessionId: 'session-old' });
+  });
+
+  it('an armed or paused goal gets the note, not a re-arm', async () => {
+    for (const goal of [
+      { id: 'g', revision: 1, phase: 'active' as const, activation: 'armed' as const },
+      { id: 'g', revision: 1, phase: 'paused' as const, activation: 'disarmed' as const },
+    ]) {
+      const goals = { get: vi.fn(() => goal), resume: vi.fn() };
+      const t = setup({ goals });
+      const scan = t.recovery.scanAtStart();
+      await t.clock.advance(5_000);
+      await scan;
+      expect(goals.resume).not.toHaveBeenCalled();
+      expect(t.agents.get('session-old')!.followup).toHaveBeenCalledTimes(1);
+    }
+  });
+
+  it('the headless take-over picks the latest interrupted session, and skips one without a Work or on another list', async () => {
+    const state = crashed();
+    state.works.w2 = work('w2', ['pending']);
+    state.sessions['session-newer'] = { touched: ['w2'], currentWork: 'w2', autoAttempts: 0, updatedAt: 0, turnOpenSince: 1_000_000 - 10_000, turnOpenPid: DEAD, cwd: CWD } as never;
+    const t = setup({ state, services: { headlessStartup: { task: 'go' } } });
+    const track = t.deps.tracker.add(fakeAgent('session-new', { cwd: CWD }));
+    track.binding = { cwd: CWD, projectId: 'list-1' };
+    await t.recovery.onAttached(track);
+    expect(t.engine.switchTo).toHaveBeenCalledWith('session-new', 'list-1', 'w2');
+    expect(marker(t)).toBeDefined();
+
+    for (const extra of [{ currentWork: undefined }, { currentWork: 'w9' }]) {
+      const other = crashed(extra);
+      other.works.w9 = work('w9', ['pending'], { projectId: 'list-9' });
+      const s = setup({ state: other, services: { headlessStartup: { task: 'go' } } });
+      const fresh = s.deps.tracker.add(fakeAgent('session-new', { cwd: CWD }));
+      fresh.binding = { cwd: CWD, projectId: 'list-1' };
+      await s.recovery.onAttached(fresh);
+      expect(s.engine.switchTo).not.toHaveBeenCalled();
+      expect(marker(s)).toBeDefined();
+    }
+  });
+
+  it('the take-over leaves a live process\'s session marked', async () => {
+    const t = setup({ services: { headlessStartup: { task: 'go' } }, alive: [DEAD] });
+    const track = t.deps.tracker.add(fakeAgent('session-new', { cwd: CWD }));
+    track.binding = { cwd: CWD, projectId: 'list-1' };
+    await t.recovery.onAttached(track);
+    expect(marker(t)).toBeDefined();
+  });
+});

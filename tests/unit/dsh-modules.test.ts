@@ -366,3 +366,102 @@ describe('tool effects', () => {
     expect(stretchEventOf({ tool: 'todo_work', args: { action: 'update' }, result: { code: 'ok', message: '' } })).toBeUndefined();
   });
 });
+
+describe('module edges', () => {
+  it('the panel: a subagent is never published, a session without a record logs nothing, odd events count nothing', async () => {
+    const state = emptyEngineState();
+    state.works.w1 = work('w1', ['pending']);
+    state.sessions.s1 = { touched: ['w1'], currentWork: 'w1', autoAttempts: 0, updatedAt: 0 };
+    const h = createHarness({ state });
+    const { agent, track } = boundTrack(h);
+    track.subagent = true;
+    const panel = new Panel(h.deps);
+    await panel.publish(track, 1);
+    expect(agent.session.append).not.toHaveBeenCalled();
+    const other = boundTrack(h, 'no-record');
+    await panel.publish(other.track, 1);
+    expect(h.logs).toEqual([]);
+    track.modelTodosOpen = 3;
+    track.lastPanel = '[]';
+    panel.observe(track, { type: 'todo/write' });
+    expect(track.modelTodosOpen).toBe(0);
+    panel.observe(track, undefined as never);
+    expect(track.modelTodosOpen).toBe(0);
+    agent.session.append.mockImplementation(() => {
+      throw new Error('closed');
+    });
+    track.subagent = false;
+    await panel.publish(track, 2);
+    expect(h.logs).toContain('could not update the task panel: closed');
+  });
+
+  it('the live binding: no spurious lift errors, no log without a tool registry, and a move to a deeper binding re-reads', async () => {
+    const h = createHarness({ config: bound('/work') });
+    const onBound = vi.fn();
+    const binding = new LiveBinding(h.deps, onBound);
+    const agent = fakeAgent('s1', { cwd: CWD });
+    const track = h.deps.tracker.add(agent);
+    binding.apply(track);
+    await binding.refresh();
+    expect(track.binding?.cwd).toBe('/work');
+    expect(onBound).toHaveBeenCalledTimes(1);
+    h.config.value = bound(CWD);
+    await binding.refresh();
+    expect(track.binding?.cwd).toBe(CWD);
+    expect(onBound).toHaveBeenCalledTimes(2);
+    expect(binding.config).toEqual(h.config.value);
+    const plain = fakeAgent('s2', { cwd: '/nowhere' });
+    delete plain.ctx;
+    binding.apply(h.deps.tracker.add(plain));
+    expect(h.logs).toEqual([]);
+    const stuck = fakeAgent('s3', { cwd: '/nowhere' });
+    stuck.restrict.mockImplementation(() => () => {
+      throw new Error('gone');
+    });
+    const stuckTrack = h.deps.tracker.add(stuck);
+    binding.apply(stuckTrack);
+    h.config.value = bound('/nowhere');
+    await binding.refresh();
+    expect(h.logs).toContain('could not lift the tool restriction: gone');
+    expect(stuckTrack.restriction).toBeUndefined();
+  });
+
+  it('the queue grant: an unbound session gets the bare note without reading, and a failed read is logged', async () => {
+    const engine = fakeEngine({ queue: vi.fn(async () => Promise.reject(new Error('offline'))) });
+    const h = createHarness({ engine });
+    const { track } = boundTrack(h);
+    const grant = new QueueGrant(h.deps, () => ['go']);
+    grant.onHumanMessage(track, 'go');
+    await grant.messages(track);
+    expect(h.logs).toContain('could not read the queue for the person\'s request: offline');
+    track.binding = undefined;
+    grant.onHumanMessage(track, 'go');
+    const [bare] = await grant.messages(track);
+    expect(bare!.content[0]!.text).toContain('could not be read');
+    expect(engine.queue).toHaveBeenCalledTimes(1);
+  });
+
+  it('settle logs only failed finalizations', async () => {
+    const state = emptyEngineState();
+    const h = createHarness({ config: bound(CWD), state });
+    h.engine.settle.mockResolvedValue([{ key: 'w', outcome: { status: 'accepted' } }] as never);
+    const settle = new IdleSettle(h.deps, new LiveBinding(h.deps), new CrashRecovery(h.deps, { config: () => h.config.value }));
+    const track = h.deps.tracker.add(fakeAgent('s1', { cwd: CWD }));
+    await settle.settle(track);
+    expect(h.engine.settle).toHaveBeenCalledTimes(1);
+    expect(h.logs).toEqual([]);
+    h.lifetime.abort();
+    await settle.settle(track);
+    expect(h.engine.settle).toHaveBeenCalledTimes(1);
+  });
+
+  it('list reads: an unbound start logs nothing and leaves the track as it was', async () => {
+    const h = createHarness();
+    const { track } = boundTrack(h);
+    track.binding = undefined;
+    new ListSync(h.deps).start(track, 'session');
+    await flush();
+    expect(h.logs).toEqual([]);
+    expect(track.sessionSync).toBeUndefined();
+  });
+});
