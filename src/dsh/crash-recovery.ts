@@ -246,7 +246,7 @@ export class CrashRecovery {
       if (!key || !work || work.projectId !== binding.projectId || !(await this.take(id, record.turnOpenSince, decision.attempt))) continue;
       const engine = await this.deps.engine();
       const adopted = await engine.switchTo(track.sessionId, binding.projectId, key);
-      const note = `[dida-todo] A session in this directory was interrupted (the harness stopped) while working on Work ${key}; it is now your current Work. Check its steps with todo list and finish the unfinished ones; do not redo completed steps. ${UNTRUSTED_PREAMBLE}\n${fenceUntrusted('title', truncateGraphemes(adopted.title, 200))}`;
+      const note = `[dida-todo] An interrupted session was working on Work ${key}; it is now your current Work: check it with todo list and finish it without redoing completed steps. ${UNTRUSTED_PREAMBLE}\n${fenceUntrusted('title', truncateGraphemes(adopted.title, 200))}`;
       track.pendingNotes.push(pluginMessage(note, this.deps.newId()));
       this.deps.log(`took over the interrupted Work of ${id}`);
       return;

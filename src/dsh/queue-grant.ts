@@ -13,9 +13,8 @@ export const QUEUE_BODY_MAX = 300;
 /** How long the turn's first step waits for the queue before falling back to a bare note. */
 export const GRANT_WAIT_MS = 10_000;
 
-export const GRANT_HEAD =
-  '[dida-todo] The person asked to check the Dida queue: take the top Work with todo_work next (it claims it for this session), or another one with todo_work switch.';
-const GRANT_FALLBACK = `${GRANT_HEAD} The queue could not be read just now; todo_work list shows it.`;
+export const GRANT_HEAD = '[dida-todo] The person asked to check the Dida queue: take the top Work with todo_work next, or another with todo_work switch.';
+const GRANT_FALLBACK = `${GRANT_HEAD} The queue could not be read just now.`;
 
 const STRINGS: QueuePayloadStrings = {
   heading: 'Executable Works in the bound Dida list, highest priority first',

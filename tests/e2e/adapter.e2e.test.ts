@@ -338,7 +338,7 @@ describe('(e) SIGKILL mid-turn, then dsh starts again', () => {
     const asked = model.chatRequests().slice(chatsBefore);
     const headlessId = sessionIdOf(asked[0]!);
     expect(headlessId).not.toBe(sessionId);
-    expect(bodyText(asked[0]!)).toContain('was interrupted');
+    expect(bodyText(asked[0]!)).toContain('An interrupted session');
     expect(bodyText(asked[0]!)).toContain('整理发布说明');
     expect(sim.getTask(taskId)?.status).toBe(2);
     expect(sim.listTasks(listId).some((t) => t.title === '🧑‍🔬 待验收：整理发布说明')).toBe(true);

@@ -289,7 +289,7 @@ describe('headless take-over', () => {
     expect(t.engine.switchTo).toHaveBeenCalledWith('session-new', 'list-1', 'w1');
     expect(track.pendingNotes).toHaveLength(1);
     const note = track.pendingNotes[0]!.content[0]!.text;
-    expect(note).toContain('was interrupted');
+    expect(note).toContain('An interrupted session');
     expect(note).toContain('Work w1');
     expect(marker(t)).toBeUndefined();
     expect(t.state.value.sessions['session-old']!.autoAttempts).toBe(1);
