@@ -1,22 +1,14 @@
-// Crash recovery: marks open turns in the state file, and resumes a session whose turn a crash interrupted — by
+// Crash recovery: resumes a session whose turn a crash interrupted (see turn-markers.ts) — by
 // itself when dsh starts (long-lived profiles), or when the session comes back — once, with the backoff and the
 // counter; a one-shot headless run in the same directory takes the interrupted Work over instead.
 import { decideRecovery, RECOVERY_MESSAGE, touchedWorkUnfinished, type RecoveryDecision } from '../core/continuation-policy';
 import { fenceUntrusted, truncateGraphemes, UNTRUSTED_PREAMBLE } from '../core/text-guard';
-import type { EngineState, SessionRecord } from '../core/work-state';
+import type { EngineState } from '../core/work-state';
 import { findBinding, type DidaTodoConfig } from '../store/config-store';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
 import { optionalServices, personIsWaiting, pluginMessage, type HostAgent } from './ports';
-
-/** What this plugin adds to a session record while a turn runs (the record schema keeps unknown keys). */
-interface TurnMarker {
-  turnOpenSince?: number;
-  /** The process that ran the turn: while it lives, the turn was not interrupted. */
-  turnOpenPid?: number;
-  /** The session's directory, to find its binding before the session is live again. */
-  cwd?: string;
-}
+import type { MarkedSession, TurnMarker } from './turn-markers';
 
 /** How long a resume waits for dsh's agent factory and the resumed agent to become idle. */
 const RESUME_PATIENCE_MS = 30_000;
@@ -54,30 +46,6 @@ export class CrashRecovery {
     this.isAlive = options.isAlive ?? processAlive;
   }
 
-  /** Records that the session's turn is open (first mark wins), in which process and directory. */
-  async markOpen(track: AgentTrack): Promise<void> {
-    const now = this.deps.clock.now();
-    await this.deps.state.update((state) => {
-      const session = (state.sessions[track.sessionId] ??= { touched: [], autoAttempts: 0, updatedAt: 0 }) as SessionRecord & TurnMarker;
-      session.turnOpenSince ??= now;
-      session.turnOpenPid = this.pid;
-      session.cwd = track.cwd;
-      session.updatedAt = now;
-    });
-  }
-
-  /** The session's turn ended (idle): nothing to recover. Writes only when a marker is there. */
-  async markClosed(sessionId: string): Promise<void> {
-    if ((await this.deps.state.read()).sessions[sessionId]?.turnOpenSince === undefined) return;
-    await this.deps.state.update((state) => {
-      const session = state.sessions[sessionId] as (SessionRecord & TurnMarker) | undefined;
-      if (!session) return;
-      delete session.turnOpenSince;
-      delete session.turnOpenPid;
-      session.updatedAt = this.deps.clock.now();
-    });
-  }
-
   /** A person wrote in the session: a recovery waiting for its backoff there gives way. */
   onHumanMessage(sessionId: string): void {
     this.waits.get(sessionId)?.abort(new Error('a person wrote'));
@@ -110,7 +78,7 @@ export class CrashRecovery {
   }
 
   private decide(state: EngineState, id: string): RecoveryDecision {
-    const record = state.sessions[id] as (SessionRecord & TurnMarker) | undefined;
+    const record = state.sessions[id] as MarkedSession | undefined;
     const pid = record?.turnOpenPid;
     return decideRecovery({
       openSince: record?.turnOpenSince,
@@ -138,7 +106,7 @@ export class CrashRecovery {
     let won = false;
     const now = this.deps.clock.now();
     await this.deps.state.update((state) => {
-      const session = state.sessions[id] as (SessionRecord & TurnMarker) | undefined;
+      const session = state.sessions[id] as MarkedSession | undefined;
       if (!session || session.turnOpenSince === undefined || session.turnOpenSince !== openSince) return;
       delete session.turnOpenSince;
       delete session.turnOpenPid;
@@ -159,7 +127,7 @@ export class CrashRecovery {
     this.waits.set(id, pending);
     try {
       const state = await this.deps.state.read();
-      const record = state.sessions[id] as (SessionRecord & TurnMarker) | undefined;
+      const record = state.sessions[id] as MarkedSession | undefined;
       const decision = this.decide(state, id);
       if (decision.kind === 'skip') {
         if (decision.reason !== 'owner_alive' && decision.reason !== 'not_interrupted') await this.take(id, record?.turnOpenSince);

@@ -8,7 +8,7 @@ import { messageOf, type AdapterDeps } from './adapter-deps';
 import { AgentTracker, inBackground, type AgentTrack } from './agent-tracker';
 import { systemClock, type Clock } from './clock';
 import { Continuation } from './continuation';
-import { CrashRecovery } from './crash-recovery';
+import type { CrashRecovery } from './crash-recovery';
 import { IdleSettle } from './idle-settle';
 import { ListSync } from './list-sync';
 import { LiveBinding } from './live-binding';
@@ -21,6 +21,7 @@ import type { RowConfig } from './row-config';
 import { StretchCounter } from './stretch-counter';
 import { bridgeTool, type AfterToolCall } from './tool-bridge';
 import { toolContextFor } from './tool-context';
+import { TurnMarkers } from './turn-markers';
 import { changesBinding, stretchEventOf } from './tool-effects';
 
 /** How long the first step of a turn waits for the session's attach (binding, recovery) to finish. */
@@ -49,7 +50,11 @@ export class DshHost {
   private readonly lifetime = new AbortController();
   private readonly deps: AdapterDeps;
   readonly binding: LiveBinding;
-  readonly recovery: CrashRecovery;
+  readonly markers: TurnMarkers;
+  /** Crash recovery, loaded on first use (it is not needed for the first request). */
+  private recovery: CrashRecovery | undefined;
+  private recoveryLoad: Promise<CrashRecovery> | undefined;
+  private readonly recoveryOptions: { pid?: number; isAlive?: (pid: number) => boolean };
   readonly poller: Poller;
   private readonly counter: StretchCounter;
   private readonly sync: ListSync;
@@ -92,16 +97,13 @@ export class DshHost {
     this.sync = new ListSync(this.deps);
     this.binding = new LiveBinding(this.deps, (track) => this.sync.start(track, 'session'));
     this.counter = new StretchCounter(this.deps);
-    this.recovery = new CrashRecovery(this.deps, {
-      config: () => this.binding.config,
-      ...(options.pid !== undefined ? { pid: options.pid } : {}),
-      ...(options.isAlive ? { isAlive: options.isAlive } : {}),
-    });
+    this.markers = new TurnMarkers(this.deps, options.pid);
+    this.recoveryOptions = { ...(options.pid !== undefined ? { pid: options.pid } : {}), ...(options.isAlive ? { isAlive: options.isAlive } : {}) };
     this.panel = new Panel(this.deps);
     this.grant = new QueueGrant(this.deps, () => this.config.queueTriggers);
     this.continuation = new Continuation(this.deps, this.counter);
     this.poller = new Poller(this.deps, this.counter);
-    this.settler = new IdleSettle(this.deps, this.binding, this.recovery);
+    this.settler = new IdleSettle(this.deps, this.binding, this.markers);
   }
 
   start(): void {
@@ -129,9 +131,20 @@ export class DshHost {
       if (this.config.poll || settings?.poll?.enabled === true) {
         this.poller.start(settings?.poll?.enabled ? settings.poll.intervalMinutes : this.config.pollIntervalMinutes);
       }
-      this.recovery.scanAtStart().catch((error: unknown) => log(`resuming interrupted sessions failed: ${messageOf(error)}`));
+      this.crashRecovery()
+        .then((recovery) => recovery.scanAtStart())
+        .catch((error: unknown) => log(`resuming interrupted sessions failed: ${messageOf(error)}`));
     });
     ctx.effect(() => () => this.dispose());
+  }
+
+  /** Crash recovery, loaded once. */
+  crashRecovery(): Promise<CrashRecovery> {
+    this.recoveryLoad ??= import('./crash-recovery').then(({ CrashRecovery }) => {
+      this.recovery = new CrashRecovery(this.deps, { config: () => this.binding.config, ...this.recoveryOptions });
+      return this.recovery;
+    });
+    return this.recoveryLoad;
   }
 
   /** The per-call tool context for an agent (undefined for non-agent callers; a refusal for subagents). */
@@ -165,7 +178,7 @@ export class DshHost {
   /** Resolves the live binding (no Dida traffic when unbound), then lets crash recovery look at the session. */
   private async attach(track: AgentTrack): Promise<void> {
     await this.binding.refresh();
-    await this.recovery.onAttached(track);
+    await (await this.crashRecovery()).onAttached(track);
   }
 
   private onStatus(agent: HostAgent, status: string): void {
@@ -177,7 +190,7 @@ export class DshHost {
       const open = async () => {
         await track.ready;
         await this.binding.refresh();
-        if (track.binding) await this.recovery.markOpen(track);
+        if (track.binding) await this.markers.markOpen(track);
       };
       inBackground(track, open(), log, 'recording the open turn');
       return;
@@ -195,7 +208,7 @@ export class DshHost {
     track.humanAt = this.deps.clock.now();
     track.humanSignal.abort(new Error('a person wrote'));
     track.humanSignal = new AbortController();
-    this.recovery.onHumanMessage(track.sessionId);
+    this.recovery?.onHumanMessage(track.sessionId);
     // A person's message starts a turn: read the list once so their latest edits reach the panel and the tools.
     this.sync.start(track, 'turn');
     this.grant.onHumanMessage(track, textOf(message));

@@ -1,7 +1,7 @@
 // At idle: the turn is closed (nothing to recover), and every settled Work the session touched is sent for review.
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import { inBackground, type AgentTrack } from './agent-tracker';
-import type { CrashRecovery } from './crash-recovery';
+import type { TurnMarkers } from './turn-markers';
 import type { LiveBinding } from './live-binding';
 
 /** Longest a settle may hold the session's maintenance slot. */
@@ -11,7 +11,7 @@ export class IdleSettle {
   constructor(
     private readonly deps: AdapterDeps,
     private readonly binding: LiveBinding,
-    private readonly recovery: CrashRecovery,
+    private readonly markers: TurnMarkers,
   ) {}
 
   /** Settles in the agent's maintenance slot (a one-shot host waits for it before exiting), bounded to 60 s. */
@@ -32,7 +32,7 @@ export class IdleSettle {
   async settle(track: AgentTrack): Promise<void> {
     await track.ready;
     await this.binding.refresh();
-    await this.recovery.markClosed(track.sessionId);
+    await this.markers.markClosed(track.sessionId);
     if (!track.binding || this.deps.lifetime.aborted) return;
     const engine = await this.deps.engine();
     for (const { outcome } of await engine.settle(track.sessionId)) {

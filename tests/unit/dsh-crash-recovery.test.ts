@@ -5,6 +5,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { RECOVERY_MESSAGE } from '../../src/core/continuation-policy';
 import { emptyEngineState, type EngineState } from '../../src/core/work-state';
 import { CrashRecovery, processAlive } from '../../src/dsh/crash-recovery';
+import { TurnMarkers } from '../../src/dsh/turn-markers';
 import { bound, createHarness, fakeAgent, flush, work, type FakeAgent, type HarnessOptions } from '../helpers/dsh-fakes';
 
 const CWD = '/work/project';
@@ -44,18 +45,19 @@ const marker = (t: ReturnType<typeof setup>, id = 'session-old') => (t.state.val
 describe('turn markers', () => {
   it('markOpen records when, in which process and directory; the first mark of a turn wins; markClosed clears it', async () => {
     const t = setup({ state: emptyEngineState() });
+    const markers = new TurnMarkers(t.deps, 1);
     const track = t.deps.tracker.add(fakeAgent('s1', { cwd: CWD }));
-    await t.recovery.markOpen(track);
+    await markers.markOpen(track);
     const first = t.clock.now();
     await t.clock.advance(1_000);
-    await t.recovery.markOpen(track);
+    await markers.markOpen(track);
     expect(t.state.value.sessions.s1).toMatchObject({ turnOpenSince: first, turnOpenPid: 1, cwd: CWD });
-    await t.recovery.markClosed('s1');
+    await markers.markClosed('s1');
     expect(t.state.value.sessions.s1!.turnOpenSince).toBeUndefined();
     expect((t.state.value.sessions.s1 as Record<string, unknown>).turnOpenPid).toBeUndefined();
     const writes = t.state.writes;
-    await t.recovery.markClosed('s1');
-    await t.recovery.markClosed('nobody');
+    await markers.markClosed('s1');
+    await markers.markClosed('nobody');
     expect(t.state.writes).toBe(writes);
   });
 });

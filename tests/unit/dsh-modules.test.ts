@@ -3,7 +3,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { panelItems } from '../../src/core/tools';
 import { emptyEngineState } from '../../src/core/work-state';
-import { CrashRecovery } from '../../src/dsh/crash-recovery';
+import { TurnMarkers } from '../../src/dsh/turn-markers';
 import { IdleSettle, SETTLE_BUDGET_MS } from '../../src/dsh/idle-settle';
 import { ListSync, SESSION_SYNC_REUSE_MS } from '../../src/dsh/list-sync';
 import { ALL_TOOLS, BOUND_ONLY_TOOLS, LiveBinding } from '../../src/dsh/live-binding';
@@ -239,8 +239,7 @@ describe('IdleSettle', () => {
     state.sessions.s1 = { touched: [], autoAttempts: 0, updatedAt: 0, turnOpenSince: 5 } as never;
     const h = createHarness({ config, state });
     const binding = new LiveBinding(h.deps);
-    const recovery = new CrashRecovery(h.deps, { config: () => h.config.value, isAlive: () => false });
-    const settle = new IdleSettle(h.deps, binding, recovery);
+    const settle = new IdleSettle(h.deps, binding, new TurnMarkers(h.deps));
     const agent = fakeAgent('s1', { cwd: CWD });
     const track = h.deps.tracker.add(agent);
     return { ...h, settle, agent, track };
@@ -445,7 +444,7 @@ describe('module edges', () => {
     const state = emptyEngineState();
     const h = createHarness({ config: bound(CWD), state });
     h.engine.settle.mockResolvedValue([{ key: 'w', outcome: { status: 'accepted' } }] as never);
-    const settle = new IdleSettle(h.deps, new LiveBinding(h.deps), new CrashRecovery(h.deps, { config: () => h.config.value }));
+    const settle = new IdleSettle(h.deps, new LiveBinding(h.deps), new TurnMarkers(h.deps));
     const track = h.deps.tracker.add(fakeAgent('s1', { cwd: CWD }));
     await settle.settle(track);
     expect(h.engine.settle).toHaveBeenCalledTimes(1);
