@@ -1,5 +1,6 @@
 // The one door for writes of a Work's task: read right before, merge the person's edits, send only what changes, check the answer.
 import { DidaError, isDidaError } from '../dida/dida-error';
+import { baseGateway } from '../dida/abortable-gateway';
 import type { DidaGateway } from '../dida/dida-gateway';
 import { isItemCompleted, type ChecklistItem, type Task, type TaskUpdate } from '../dida/types';
 import type { EngineDeps, HeldLock } from './engine-context';
@@ -159,7 +160,7 @@ export async function writeWork(deps: EngineDeps, work: WorkRecord, options: Wri
     if (task.status !== 0) return { task, wrote: false, merge };
     options.precheck?.(work, merge);
     const priority = options.onlyFromZero && task.priority !== 0 ? undefined : options.priority;
-    const prepared = minimalUpdate(task, work, { priority, withTitle: titleRequired.has(deps.gateway), now: deps.now() });
+    const prepared = minimalUpdate(task, work, { priority, withTitle: titleRequired.has(baseGateway(deps.gateway)), now: deps.now() });
     if (!prepared) return { task, wrote: false, merge };
     const count = prepared.plan?.items.length ?? 0;
     if (count > MAX_CHECKLIST_ITEMS) {
@@ -172,7 +173,7 @@ export async function writeWork(deps: EngineDeps, work: WorkRecord, options: Wri
     const answered = await deps.gateway.updateTask(prepared.body);
     if (!applied(prepared.body, answered)) {
       if (!('title' in prepared.body) && attempt === 0) {
-        titleRequired.add(deps.gateway);
+        titleRequired.add(baseGateway(deps.gateway));
         deps.log?.('Dida ignored an update without a title; updates now carry the title as just read.');
         continue;
       }

@@ -1,6 +1,8 @@
 // The engine facade the tools and adapters use: one list's queue, the session's current Work, steps, settle.
 import { claimText, claimWork, heldElsewhere, holderOf, requireClaim } from './claims';
 import { createOwnTask } from './own-creates';
+import { abortableLocks } from '../common/abortable-lock';
+import { abortableGateway } from '../dida/abortable-gateway';
 import type { EngineDeps } from './engine-context';
 import { WorkError } from './engine-context';
 import { finalizeBlocker, finalizeWork, type FinalizeOutcome } from './finalize';
@@ -29,6 +31,14 @@ export interface QueueView extends RankedQueue {
 
 export class WorkEngine {
   constructor(readonly deps: EngineDeps) {}
+
+  /**
+   * This engine bound to `signal` (a turn's abort signal): every Dida call carries it and none starts once it is
+   * aborted, and lock waits end at the abort. The engine it came from is unchanged.
+   */
+  withSignal(signal: AbortSignal): WorkEngine {
+    return new WorkEngine({ ...this.deps, gateway: abortableGateway(this.deps.gateway, signal), locks: abortableLocks(this.deps.locks, signal) });
+  }
 
   /** Syncs the list (see syncList). */
   sync(projectId: string): Promise<SyncReport> {

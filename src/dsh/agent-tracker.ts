@@ -1,6 +1,6 @@
-// Per-agent live state of the adapter: binding, queue grant, pending waits, panel snapshots.
+// Per-agent live state of the adapter: binding, queue grant, person's messages, panel snapshot, background work.
 import type { Binding } from '../store/config-store';
-import type { HostAgent } from './host-types';
+import type { HostAgent, UserMessageLike } from './ports';
 
 export interface AgentTrack {
   agent: HostAgent;
@@ -8,20 +8,23 @@ export interface AgentTrack {
   cwd: string;
   /** Subagents never bind, poll or continue. */
   subagent: boolean;
+  /** The live binding of `cwd` (follows config.yaml: bind and unbind mid-session take effect). */
   binding?: Binding;
   /** The current turn may pick from the queue (trigger phrase or poller). */
   queueGranted: boolean;
-  /** Aborted when a human message arrives, ending any wait at once. */
+  /** The next pre-step adds the queue to the turn (set by the trigger phrase). */
+  grantPending: boolean;
+  /** Notes for the model added at the next pre-step. */
+  pendingNotes: UserMessageLike[];
+  /** When a person last wrote in this session (this process's clock); undefined while nobody has. */
+  humanAt?: number;
+  /** Aborted when a person's message arrives, ending any wait at once; replaced by a fresh one. */
   humanSignal: AbortController;
   /** JSON of the last todo/write this plugin published, and in which turn. */
   lastPanel?: string;
   lastPanelTurn?: number;
   /** The model's own open todo_write items (for "has unfinished work"). */
   modelTodosOpen: number;
-  /** Set when a crash-interrupted turn should be resumed at the next chance. */
-  recoverPending: boolean;
-  /** Queue signature of the last poller wake, to never re-wake for an unchanged queue. */
-  lastPollSignature?: string;
   /** Settles once the binding is resolved (and the first sync started). */
   ready: Promise<void>;
   /** The sync started for the latest human message; the next panel publish waits for it (bounded). */
@@ -30,7 +33,11 @@ export interface AgentTrack {
   sessionSync?: { promise: Promise<unknown>; startedAt: number };
   /** A person's message already started a read of the list. */
   turnSyncStarted?: boolean;
-  /** Promise of in-flight background work (sync, settle), awaited on dispose. */
+  /** Lifts the tool restriction this plugin placed on the agent (unbound: only dida_todo_setup). */
+  liftRestriction?: () => void;
+  /** Which restriction is in place ('unbound' or 'subagent'), to change it only when needed. */
+  restriction?: string;
+  /** Promises of in-flight background work (sync, settle), awaited on dispose. */
   background: Set<Promise<unknown>>;
 }
 
@@ -51,7 +58,8 @@ export class AgentTracker {
     return [...this.tracks.values()];
   }
 
-  add(agent: HostAgent): AgentTrack {
+  /** Tracks `agent` (or refreshes the agent object of a known id) and returns its track. */
+  add(agent: HostAgent, fallbackCwd: string = process.cwd()): AgentTrack {
     const existing = this.tracks.get(agent.id);
     if (existing) {
       existing.agent = agent;
@@ -60,12 +68,13 @@ export class AgentTracker {
     const track: AgentTrack = {
       agent,
       sessionId: agent.id,
-      cwd: agent.session?.header?.cwd ?? process.cwd(),
+      cwd: agent.session?.header?.cwd ?? fallbackCwd,
       subagent: isSubagent(agent),
       queueGranted: false,
+      grantPending: false,
+      pendingNotes: [],
       humanSignal: new AbortController(),
       modelTodosOpen: 0,
-      recoverPending: false,
       background: new Set(),
       ready: Promise.resolve(),
     };
@@ -73,10 +82,16 @@ export class AgentTracker {
     return track;
   }
 
+  /** Forgets the agent: its waits end and its tool restriction is lifted. */
   remove(id: string): AgentTrack | undefined {
     const track = this.tracks.get(id);
     this.tracks.delete(id);
     track?.humanSignal.abort(new Error('agent disposed'));
+    try {
+      track?.liftRestriction?.();
+    } catch {
+      // The agent's scope is already gone, and its restrictions with it.
+    }
     return track;
   }
 }

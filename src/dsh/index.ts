@@ -1,6 +1,6 @@
 // The dsh plugin entry: named exports only (no default export); it only wires dsh to the host-neutral engine.
 import { DshHost } from './dsh-host';
-import type { HostContext } from './host-types';
+import type { HostContext } from './ports';
 import { RowConfig } from './row-config';
 
 export const name = 'dida-todo';

@@ -1,7 +1,7 @@
 // Registers the host-neutral tools with dsh: JSON Schema parameters, text rendering, per-call context.
 import type { ParameterSpec, ToolContext, ToolDefinition, ToolResult } from '../core/tools';
 import { renderResult } from '../core/tools';
-import type { HostToolDefinition, ToolExecution } from './host-types';
+import type { HostToolDefinition, ToolExecution } from './ports';
 
 /** Converts our parameter specs to the JSON Schema subset the dsh tool registry accepts. */
 export function toJsonSchema(params: Record<string, ParameterSpec>): Record<string, unknown> {
@@ -31,10 +31,13 @@ function toJson(result: ToolResult): ToolResult {
   return JSON.parse(JSON.stringify(result)) as ToolResult;
 }
 
+/** Runs after a tool call of an agent session, before its result is returned (so its effects precede the next step). */
+export type AfterToolCall = (call: { tool: string; args: Record<string, unknown>; exec: ToolExecution; result: ToolResult }) => Promise<void> | void;
+
 export function bridgeTool(
   tool: ToolDefinition,
   contextFor: (exec: ToolExecution) => ToolContext | ToolResult | undefined,
-  after?: (exec: ToolExecution, result: ToolResult) => void,
+  after?: AfterToolCall,
 ): HostToolDefinition {
   return {
     name: tool.name,
@@ -48,8 +51,9 @@ export function bridgeTool(
       const ctx = contextFor(exec);
       if (!ctx) return toJson({ code: 'invalid_argument', message: `${tool.name} must be called by an agent session.` });
       if ('code' in ctx) return toJson(ctx);
-      const result = toJson(await tool.execute((args ?? {}) as Record<string, unknown>, ctx));
-      after?.(exec, result);
+      const input = (args ?? {}) as Record<string, unknown>;
+      const result = toJson(await tool.execute(input, ctx));
+      await after?.({ tool: tool.name, args: input, exec, result });
       return result;
     },
   };

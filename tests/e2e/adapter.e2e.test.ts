@@ -1,19 +1,18 @@
 // The dsh adapter's remaining behaviours in a real dsh 0.1.0-rc.8 against the Dida simulator and a scripted model:
-// (d) a user abort is never continued, (e) a turn cut by SIGKILL is continued when the session is resumed,
-// (f) a subagent is never bound or continued. Each test asserts the simulator's Dida state and the durable session log.
+// (d) a user abort is never continued, (e) a turn cut by SIGKILL is resumed by the bundle itself when dsh starts again
+// (or taken over by a headless run in the same directory), (f) a subagent is never bound or continued. Each test asserts the simulator's Dida state and the durable session log.
 //
 // How the person and the host are played:
 // - the web profile's own HTTP API (harness/web-api.ts: session.create / session.prompt / session.cancel, what the
 //   browser client calls; session.cancel is the stop button, agent.cancel({kind:'user'}, {keepInbox:true}));
-// - a test-only plugin (fixtures/driver, inserted with --patch) where the API has no equivalent: resuming a cold
-//   session without a human message (ctx.agents.resume, as the host does for a session it serves), and a user
-//   cancel inside a one-shot headless run.
+// - a test-only plugin (fixtures/driver, inserted with --patch) where the API has no equivalent: a user cancel inside
+//   a one-shot headless run. Crash recovery runs without it.
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
 import { contentFilter, stall, startFakeModel, text, toolCall, type FakeModel, type RecordedRequest } from './harness/fake-model';
-import { cancel, createSession, prompt } from './harness/web-api';
+import { cancel, createSession, prompt, webCall } from './harness/web-api';
 import { ensureDsh, eventsOf, installBundle, makeDshHome, readSessionLogs, removeDshHome, repoRoot, runHeadless, startWeb, type SessionLog } from './harness/dsh-run';
 
 const DRIVER = path.join(repoRoot, 'tests', 'e2e', 'fixtures', 'driver', 'index.mjs');
@@ -212,36 +211,32 @@ describe('(d) a user abort is never continued', () => {
   });
 });
 
-describe('(e) SIGKILL mid-turn, then the session is resumed', () => {
-  it('records the open turn, and on resume continues the interrupted turn with a plugin follow-up until the Work is done', async () => {
+/** A bound web session takes the Work, starts its first step, and dsh is SIGKILLed while the model stalls. */
+async function crashMidTurn(patches: string[], title: string, steps: string[]): Promise<{ sessionId: string; taskId: string }> {
+  const work = sim.seedTask({ projectId: listId, title, priority: 3, items: steps.map((t) => ({ title: t })) });
+  model.setScript([toolCall('todo_work', { action: 'next' }), toolCall('todo', { action: 'update', updates: [{ step: steps[0], status: 'in_progress' }] }), stall()]);
+  const first = await startWeb({ home, cwd: project, baseUrl: model.baseUrl, patches, env: env() });
+  const sessionId = await createSession(first.url, project);
+  await prompt(first.url, sessionId, '检查todo');
+  await model.waitFor((rs) => rs.some((r) => r.kind === 'chat' && behaviourKind(r) === 'stall'), 30_000);
+  await until('the open-turn marker', () => readState()?.sessions?.[sessionId]?.turnOpenSince);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const killed = await first.stop('SIGKILL');
+  expect(killed.signal).toBe('SIGKILL');
+  const marker = readState().sessions[sessionId];
+  expect(marker.turnOpenSince).toEqual(expect.any(Number));
+  expect(marker.currentWork).toBeTruthy();
+  expect(eventsOf(logFor(await readSessionLogs(home), sessionId), 'turn/end')).toEqual([]);
+  return { sessionId, taskId: work.id };
+}
+
+describe('(e) SIGKILL mid-turn, then dsh starts again', () => {
+  it('the bundle itself resumes the interrupted session (no driver plugin) and the Work gets done', async () => {
     await installBundle(home, 'web', repoRoot);
-    const patches = configure('maxAutoContinue: 3\nbackoff: [0.2]', { driver: true });
-    const work = sim.seedTask({ projectId: listId, title: '整理发布说明', priority: 3, items: [{ title: '收集变更' }, { title: '写草稿' }] });
+    const patches = configure('maxAutoContinue: 3\nbackoff: [0.2]');
+    const { sessionId, taskId } = await crashMidTurn(patches, '整理发布说明', ['收集变更', '写草稿']);
 
-    // 1. A bound web session takes the Work, starts a step, and dsh is SIGKILLed while the model stalls.
-    model.setScript([
-      toolCall('todo_work', { action: 'next' }),
-      toolCall('todo', { action: 'update', updates: [{ step: '收集变更', status: 'in_progress' }] }),
-      stall(),
-    ]);
-    const first = await startWeb({ home, cwd: project, baseUrl: model.baseUrl, patches, env: env() });
-    const sessionId = await createSession(first.url, project);
-    await prompt(first.url, sessionId, '检查todo');
-    await model.waitFor((rs) => rs.some((r) => r.kind === 'chat' && behaviourKind(r) === 'stall'), 30_000);
-    expect(sessionIdOf(model.chatRequests()[0]!)).toBe(sessionId);
-    await until('the open-turn marker', () => readState()?.sessions?.[sessionId]?.turnOpenSince);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    const killed = await first.stop('SIGKILL');
-    expect(killed.signal).toBe('SIGKILL');
-    const marker = readState().sessions[sessionId];
-    expect(marker.turnOpenSince).toEqual(expect.any(Number));
-    expect(marker.currentWork).toBeTruthy();
-    // Nothing closed the turn on disk.
-    const before = logFor(await readSessionLogs(home), sessionId);
-    expect(eventsOf(before, 'turn/end')).toEqual([]);
-    expect(sim.getTask(work.id)?.status).toBe(0);
-
-    // 2. dsh starts again on the same home (web profile, which stays up) and the session is opened again.
+    // dsh starts again on the same home (web profile, which stays up); nobody opens or writes in the session.
     const chatsBefore = model.chatRequests().length;
     model.setScript([
       toolCall('todo', {
@@ -254,12 +249,12 @@ describe('(e) SIGKILL mid-turn, then the session is resumed', () => {
       text('RESUMED_DONE'),
     ]);
     const started = Date.now();
-    const web = await startWeb({ home, cwd: project, baseUrl: model.baseUrl, patches, env: env({ DIDA_E2E_RESUME_SESSION: sessionId }) });
+    const web = await startWeb({ home, cwd: project, baseUrl: model.baseUrl, patches, env: env() });
     try {
-      await until('the Work to be completed in Dida', () => sim.getTask(work.id)?.status === 2, 20_000);
+      await until('the Work to be completed in Dida', () => sim.getTask(taskId)?.status === 2, 30_000);
       await until('the acceptance todo', () => sim.listTasks(listId).some((t) => t.title === '🧑‍🔬 待验收：整理发布说明'), 30_000);
       await until('the turn marker to be cleared', () => readState()?.sessions?.[sessionId] && readState().sessions[sessionId].turnOpenSince === undefined, 30_000);
-      console.log(`[adapter e] resume to Work done ${Date.now() - started} ms`);
+      console.log(`[adapter e] restart to Work done ${Date.now() - started} ms`);
     } catch (error) {
       const dump = (await readSessionLogs(home)).map((l) => `${l.header.id}\n${l.events.map((e) => `  ${e.seq} ${e.type} ${JSON.stringify(e.data).slice(0, 160)}`).join('\n')}`).join('\n');
       throw new Error(`${(error as Error).message}\n--- logs\n${dump}\n--- dsh web stderr\n${web.stderr().slice(-4000)}\n--- requests\n${model.requests.map((r) => `${r.kind} ${sessionIdOf(r)} ${behaviourKind(r)}`).join('\n')}`);
@@ -267,8 +262,8 @@ describe('(e) SIGKILL mid-turn, then the session is resumed', () => {
       const exit = await web.stop('SIGTERM');
       console.log(`[adapter e] web stopped (${exit.code ?? exit.signal})`);
     }
-    expect(web.stderr()).toContain(`[e2e-driver] resumed ${sessionId}`);
     expect(web.stderr()).toContain(`[dida-todo] resumed the interrupted turn of ${sessionId}`);
+    expect(web.stderr()).not.toContain('[e2e-driver]');
 
     // The resumed requests belong to the same session, and the first one carries the recovery note.
     const resumed = model.chatRequests().slice(chatsBefore);
@@ -286,34 +281,78 @@ describe('(e) SIGKILL mid-turn, then the session is resumed', () => {
     );
     expect(interrupted).toBeGreaterThan(-1);
     expect(recovery).toBeGreaterThan(interrupted);
-    const nextStart = seqOf((e) => e.type === 'turn/start' && log.events.indexOf(e) > interrupted);
-    expect(nextStart).toBeGreaterThan(interrupted);
-    expect(nextStart).toBeLessThan(recovery);
-    // Between the repair and our follow-up, nothing but the new turn's opening (no other message, no error turn).
     expect(log.events.slice(interrupted + 1, recovery).filter((e) => e.type === 'user/message' || e.type === 'turn/end')).toEqual([]);
-    const lastEnd = eventsOf(log, 'turn/end').at(-1);
-    expect(lastEnd?.data?.reason).toEqual({ kind: 'completed' });
-    // Exactly one recovery follow-up.
-    expect(log.events.filter((e) => e.type === 'user/message' && e.data?.source?.plugin === 'dida-todo' && JSON.stringify(e.data?.content).includes(RECOVERY_NOTE))).toHaveLength(1);
+    expect(eventsOf(log, 'turn/end').at(-1)?.data?.reason).toEqual({ kind: 'completed' });
+    // Exactly one recovery follow-up, counted as one automatic attempt (then the completed turn ended the stretch).
+    expect(log.events.filter((e) => e.type === 'user/message' && JSON.stringify(e.data?.content).includes(RECOVERY_NOTE))).toHaveLength(1);
+    expect(readState().sessions[sessionId].autoAttempts).toBe(0);
+    expect(readState().sessions[sessionId].lastAutoAt).toEqual(expect.any(Number));
+    // The marker said where the session ran, so it was found before the session was live again.
+    expect(readState().sessions[sessionId].cwd).toBe(project);
 
-    const done = sim.getTask(work.id)!;
+    const done = sim.getTask(taskId)!;
     expect(done.status).toBe(2);
     expect(done.items?.map((i) => i.status)).toEqual([1, 1]);
+  });
+
+  it('with maxAutoContinue 0 nothing is resumed, even when the session is opened again: no request, no note', async () => {
+    await installBundle(home, 'web', repoRoot);
+    const patches = configure('maxAutoContinue: 0\nbackoff: [0.2]');
+    const { sessionId, taskId } = await crashMidTurn(patches, '整理发布说明', ['收集变更']);
+    const chatsBefore = model.chatRequests().length;
+    model.setScript([text('SHOULD_NOT_BE_ASKED')]);
+    const web = await startWeb({ home, cwd: project, baseUrl: model.baseUrl, patches, env: env() });
+    try {
+      // The browser shows the session (loading its model picker makes the host resume it), nobody writes.
+      await webCall(web.url, 'session.models', { sessionId });
+      await new Promise((resolve) => setTimeout(resolve, 4_000));
+    } finally {
+      await web.stop('SIGTERM');
+    }
+    expect(model.chatRequests()).toHaveLength(chatsBefore);
+    expect(model.pending()).toEqual([text('SHOULD_NOT_BE_ASKED')]);
+    expect(web.stderr()).not.toContain('resumed the interrupted turn');
+    expect(readState().sessions[sessionId].autoAttempts ?? 0).toBe(0);
+    expect(sim.getTask(taskId)?.status).toBe(0);
+  });
+
+  it('a one-shot headless run in the same directory takes the interrupted Work over and finishes it', async () => {
+    await installBundle(home, 'web', repoRoot);
+    await installBundle(home, 'headless', repoRoot);
+    const patches = configure('maxAutoContinue: 3\nbackoff: [0.2]');
+    const { sessionId, taskId } = await crashMidTurn(patches, '整理发布说明', ['收集变更', '写草稿']);
+    const chatsBefore = model.chatRequests().length;
+    model.setScript([
+      toolCall('todo', {
+        action: 'update',
+        updates: [
+          { step: '收集变更', status: 'completed', resolution: '整理出 12 条变更' },
+          { step: '写草稿', status: 'completed', resolution: '草稿已写好' },
+        ],
+      }),
+      text('HEADLESS_DONE'),
+    ]);
+    const run = await runHeadless({ home, cwd: project, prompt: '继续刚才的工作', baseUrl: model.baseUrl, patches, env: env(), timeoutMs: 90_000 });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toContain(`[dida-todo] took over the interrupted Work of ${sessionId}`);
+    const asked = model.chatRequests().slice(chatsBefore);
+    const headlessId = sessionIdOf(asked[0]!);
+    expect(headlessId).not.toBe(sessionId);
+    expect(bodyText(asked[0]!)).toContain('An interrupted session');
+    expect(bodyText(asked[0]!)).toContain('整理发布说明');
+    expect(sim.getTask(taskId)?.status).toBe(2);
+    expect(sim.listTasks(listId).some((t) => t.title === '🧑‍🔬 待验收：整理发布说明')).toBe(true);
+    // The interrupted session is not resumed later by anyone: its marker is gone.
+    expect(readState().sessions[sessionId].turnOpenSince).toBeUndefined();
   });
 });
 
 describe('(e2) SIGKILL mid-turn, then the person writes in the crashed session', () => {
-  it('the person\'s message wins: their turn runs and no recovery follow-up is added after it', async () => {
+  it('the person\'s message wins over the bundle\'s own resume: their turn runs and no recovery follow-up is added', async () => {
     await installBundle(home, 'web', repoRoot);
-    const patches = configure('maxAutoContinue: 3\nbackoff: [0.2]');
-    const work = sim.seedTask({ projectId: listId, title: '整理发布说明', priority: 3, items: [{ title: '收集变更' }] });
-    model.setScript([toolCall('todo_work', { action: 'next' }), stall()]);
-    const first = await startWeb({ home, cwd: project, baseUrl: model.baseUrl, patches, env: env() });
-    const sessionId = await createSession(first.url, project);
-    await prompt(first.url, sessionId, '检查todo');
-    await model.waitFor((rs) => rs.some((r) => r.kind === 'chat' && behaviourKind(r) === 'stall'), 30_000);
-    await until('the open-turn marker', () => readState()?.sessions?.[sessionId]?.turnOpenSince);
-    await first.stop('SIGKILL');
+    // A backoff long enough for the person to write first.
+    const patches = configure('maxAutoContinue: 3\nbackoff: [6]');
+    const { sessionId, taskId } = await crashMidTurn(patches, '整理发布说明', ['收集变更']);
 
     const chatsBefore = model.chatRequests().length;
     model.setScript([text('HUMAN_TURN_DONE'), text('SHOULD_NOT_BE_ASKED')]);
@@ -325,17 +364,19 @@ describe('(e2) SIGKILL mid-turn, then the person writes in the crashed session',
         const found = (await readSessionLogs(home)).find((l) => l.header.id === sessionId);
         return found && eventsOf(found, 'turn/end').some((e) => e.data?.reason?.kind === 'completed');
       });
-      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      // Past the backoff: the bundle's resume would have fired by now.
+      await new Promise((resolve) => setTimeout(resolve, 7_000));
     } finally {
       await web.stop('SIGTERM');
     }
     const resumed = model.chatRequests().slice(chatsBefore);
     expect(resumed.map((r) => behaviourKind(r))).toEqual(['text']);
     expect(bodyText(resumed[0]!)).toContain('我回来了');
+    expect(web.stderr()).not.toContain('resumed the interrupted turn');
     const log = logFor(await readSessionLogs(home), sessionId);
     expect(log.events.filter((e) => e.type === 'user/message' && JSON.stringify(e.data?.content).includes(RECOVERY_NOTE))).toEqual([]);
     expect(eventsOf(log, 'turn/end').map((e) => e.data.reason.kind)).toEqual(['interrupted', 'completed']);
-    expect(sim.getTask(work.id)?.status).toBe(0);
+    expect(sim.getTask(taskId)?.status).toBe(0);
   });
 });
 
@@ -376,6 +417,9 @@ describe('(f) a subagent is never bound or continued', () => {
     const childId = sessionIdOf(childRequests[0]!);
     for (const r of chats) expect(bodyText(r)).not.toContain(CONTINUATION_NOTE);
     expect(chats).toHaveLength(5);
+    // The child is shown none of the Dida tools; the parent all three.
+    expect(model.toolNames(childRequests[0]!).filter((n) => ['todo', 'todo_work', 'dida_todo_setup'].includes(n))).toEqual([]);
+    expect(model.toolNames(chats[0]!)).toEqual(expect.arrayContaining(['todo', 'todo_work', 'dida_todo_setup']));
     // The child's prompt has no dida-todo section; the parent's does.
     expect(JSON.stringify(childRequests[0]!.body?.messages?.[0] ?? '')).not.toContain('Dida work list (dida-todo)');
     expect(JSON.stringify(chats[0]!.body?.messages?.[0] ?? '')).toContain('Dida work list (dida-todo)');

@@ -64,7 +64,10 @@ describe('real dsh smoke', () => {
     const chats = model.chatRequests();
     expect(chats.length).toBeGreaterThanOrEqual(1);
     expect(model.toolNames(chats[0]!)).toContain('todo_write');
-    expect(model.toolNames(chats[0]!)).toEqual(expect.arrayContaining(['todo', 'todo_work', 'dida_todo_setup']));
+    // Unbound: of this bundle's tools only dida_todo_setup is shown (decision 0011).
+    expect(model.toolNames(chats[0]!)).toContain('dida_todo_setup');
+    expect(model.toolNames(chats[0]!)).not.toContain('todo');
+    expect(model.toolNames(chats[0]!)).not.toContain('todo_work');
     expect(model.pending()).toEqual([]);
 
     expect(run.sessionLogs).toHaveLength(1);

@@ -5,86 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import * as mod from '../../src/dsh/index';
+import { fakeAgent, fakeHost, type FakeAgent } from '../helpers/dsh-host-fake';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
-
-// ---------------------------------------------------------------------------------------------------------------
-// Fake host
-
-type Listener = (...args: any[]) => any;
-
-interface FakeAgent {
-  id: string;
-  status: 'idle' | 'running';
-  session: { id: string; header: Record<string, unknown>; append: ReturnType<typeof vi.fn> };
-  inbox: { nextTurn: unknown[]; nextStep: unknown[] };
-  followup: ReturnType<typeof vi.fn>;
-  inject: ReturnType<typeof vi.fn>;
-  steer: ReturnType<typeof vi.fn>;
-  runMaintenance: ReturnType<typeof vi.fn>;
-}
-
-function fakeAgent(id: string, header: Record<string, unknown>): FakeAgent {
-  return {
-    id,
-    status: 'idle',
-    session: { id, header: { id, createdAt: Date.now(), ...header }, append: vi.fn() },
-    inbox: { nextTurn: [], nextStep: [] },
-    followup: vi.fn(),
-    inject: vi.fn(),
-    steer: vi.fn(),
-    runMaintenance: vi.fn(async (job: (signal: AbortSignal) => Promise<unknown>) => job(new AbortController().signal)),
-  };
-}
-
-interface PromptSection {
-  name: string;
-  order: number;
-  text: string | ((context: { agent?: unknown }) => string);
-}
-
-function fakeHost() {
-  const listeners = new Map<string, Listener[]>();
-  const cleanups: Array<() => unknown> = [];
-  const tools: any[] = [];
-  const sections: PromptSection[] = [];
-  const agents = new Map<string, FakeAgent>();
-  const ctx = {
-    on(event: string, listener: Listener) {
-      const list = listeners.get(event) ?? [];
-      list.push(listener);
-      listeners.set(event, list);
-      return () => list.splice(list.indexOf(listener), 1);
-    },
-    effect(fn: () => () => unknown) {
-      cleanups.push(fn());
-      return undefined;
-    },
-    get(name: string) {
-      if (name === 'systemPrompt') return { section: (s: PromptSection) => (sections.push(s), () => undefined) };
-      return undefined;
-    },
-    tools: { register: (def: unknown) => (tools.push(def), () => undefined) },
-    agents: { get: (id: string) => agents.get(id), roots: () => [...agents.values()].filter((a) => !a.session.header.parentSession) },
-  };
-  const only = (event: string): Listener => {
-    const list = listeners.get(event) ?? [];
-    expect(list, event).toHaveLength(1);
-    return list[0]!;
-  };
-  return {
-    ctx,
-    listeners,
-    tools,
-    sections,
-    agents,
-    emit: (event: string, ...args: unknown[]) => only(event)(...args),
-    /** Calls a waterfall listener with a `next` that answers `undefined` (no upstream retry). */
-    waterfall: (event: string, args: unknown, next: () => Promise<unknown> = async () => undefined) => only(event)(args, next),
-    dispose: async () => {
-      for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-    },
-  };
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Temp XDG-style dirs given through the row config
@@ -369,8 +291,12 @@ describe('continuation through agent/request-error', () => {
       await settleBackground();
       const answer = await host.waterfall('agent/request-error', { agent, turn: 1, step: 1, failure, signal: new AbortController().signal });
       expect(answer).toEqual({ kind: 'retry' });
-      expect(agent.inject).toHaveBeenCalledTimes(1);
-      expect(agent.inject.mock.calls[0]![0].source).toEqual({ kind: 'plugin', plugin: 'dida-todo', form: 'notice' });
+      // The note is appended to the session's history, so the retried request itself carries it.
+      const notes = agent.session.append.mock.calls.filter((c: unknown[]) => c[0] === 'user/message');
+      expect(notes).toHaveLength(1);
+      expect(notes[0]![1].source).toEqual({ kind: 'plugin', plugin: 'dida-todo', form: 'notice' });
+      expect(notes[0]![2]).toEqual({ surfaceOp: 'append' });
+      expect(agent.inject).not.toHaveBeenCalled();
       expect(readState().sessions[agent.id].autoAttempts).toBe(1);
     } finally {
       await host.dispose();

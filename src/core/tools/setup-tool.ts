@@ -7,17 +7,13 @@ import { MODEL_BUDGET, withinBudget } from './model-budget';
 import { runTool } from './tool-runner';
 import type { ParameterSpec, ToolContext, ToolDefinition, ToolResult } from './tool-types';
 
-export const SETUP_DESCRIPTION = `Connect this working directory to a Dida (滴答清单) list, or check the connection.
-Actions:
-- status: whether this directory is bound, to which list, and whether Dida is reachable.
-- bind: bind this directory to a list by name (an open list with exactly that name, else a new list with that name) or by id. Only when the person asked for it.
-- unbind: remove this directory's binding.
-- login_check: check the Dida token works. If it does not, tell the person to run \`dida-todo login --token <token>\` in a terminal; never ask them to paste a token into the chat.`;
+export const SETUP_DESCRIPTION = `Connect this directory to a Dida (滴答清单) list.
+status: binding and reachability. bind (only when the person asks): list_name (an open list with that name, else a new one) or list_id. unbind. login_check: test the token; if it fails, tell the person to run \`dida-todo login --token <token>\` in a terminal, never to paste it here.`;
 
 export const SETUP_PARAMETERS: Record<string, ParameterSpec> = {
-  action: { type: 'string', required: true, enum: ['status', 'bind', 'unbind', 'login_check'], description: 'What to do.' },
-  list_name: { type: 'string', description: 'bind: the Dida list name.' },
-  list_id: { type: 'string', description: 'bind: the Dida list id (when several lists share a name).' },
+  action: { type: 'string', required: true, enum: ['status', 'bind', 'unbind', 'login_check'] },
+  list_name: { type: 'string', description: 'bind: list name' },
+  list_id: { type: 'string', description: 'bind: list id' },
 };
 
 export const setupTool: ToolDefinition = {

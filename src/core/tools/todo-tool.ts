@@ -9,46 +9,40 @@ import { fenceUntrusted, UNTRUSTED_PREAMBLE } from '../text-guard';
 import { SETTLED, visibleSteps } from '../work-state';
 import { panelItems, personChanges, renderWork, stepLine, transitionsLine } from './work-view';
 
-export const TODO_DESCRIPTION = `Plan and track the steps of the current Dida Work (one open task in the bound Dida list = one complete request from the person). Use this instead of todo_write whenever the directory is bound to Dida: the steps are mirrored as checklist items the person sees on their phone, and progress is commented there.
-Actions:
-- create: add steps. With no current Work, pass work_title (and optional priority) to start a new Work for the person's request; follow-ups for the same objective append steps to the same Work.
-- update: change steps by id (or exact title): status pending | in_progress | completed | skipped. Several may be in_progress at once. completed needs a resolution (one sentence: what changed and how it was verified); skipped needs a resolution giving the reason. Steps written by the person can only change status.
-- list: the current Work and its steps. get: one step. delete: remove a step you created. clear: remove your unfinished steps.
-When every step is completed or skipped and the session goes idle, the Work is sent to the person for review automatically; do not mark steps done that you did not do.`;
+export const TODO_DESCRIPTION = `Steps of the current Dida Work (one open task in the bound list = one request from the person); use instead of todo_write.
+create: add steps; with no current Work, work_title (and priority) starts one. update: status by step id or exact title; completed needs a resolution (what changed, how verified), skipped the reason. list; get; delete (your step); clear (your unfinished steps).`;
 
 const STEP_STATUS = ['pending', 'in_progress', 'completed', 'skipped'] as const;
 
 export const TODO_PARAMETERS: Record<string, ParameterSpec> = {
-  action: { type: 'string', required: true, enum: ['create', 'update', 'list', 'get', 'delete', 'clear'], description: 'What to do.' },
-  work_title: { type: 'string', description: 'create only, when there is no current Work: a short title for the new Work (the request).' },
-  priority: { type: 'string', enum: ['low', 'medium', 'high'], description: 'create only, for a new Work: its priority (default medium).' },
+  action: { type: 'string', required: true, enum: ['create', 'update', 'list', 'get', 'delete', 'clear'] },
+  work_title: { type: 'string', description: 'create: new Work title' },
+  priority: { type: 'string', enum: ['low', 'medium', 'high'] },
   steps: {
     type: 'array',
-    description: 'create: the steps to add, in order.',
     items: {
       type: 'object',
       additionalProperties: false,
       properties: {
-        title: { type: 'string', required: true, description: 'Short plain-language step title the person will read.' },
-        status: { type: 'string', enum: ['pending', 'in_progress'], description: 'Initial status (default pending).' },
+        title: { type: 'string', required: true },
+        status: { type: 'string', enum: ['pending', 'in_progress'] },
       },
     },
   },
   updates: {
     type: 'array',
-    description: 'update: the changes, applied together in one write.',
     items: {
       type: 'object',
       additionalProperties: false,
       properties: {
-        step: { type: 'string', required: true, description: 'Step id (e.g. s1a2b3c) or its exact title.' },
-        status: { type: 'string', enum: STEP_STATUS, description: 'New status.' },
-        resolution: { type: 'string', description: 'Required for completed (what changed, how verified) and skipped (why).' },
-        title: { type: 'string', description: 'New title (only for steps you created).' },
+        step: { type: 'string', required: true, description: 'id or exact title' },
+        status: { type: 'string', enum: STEP_STATUS },
+        resolution: { type: 'string' },
+        title: { type: 'string', description: 'rename (your steps)' },
       },
     },
   },
-  step: { type: 'string', description: 'get/delete: the step id or exact title.' },
+  step: { type: 'string', description: 'get/delete: id or exact title' },
 };
 
 type StepArg = { title: string; status?: 'pending' | 'in_progress' };

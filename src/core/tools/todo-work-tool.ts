@@ -7,27 +7,18 @@ import { boundOrResult, isResult, runTool } from './tool-runner';
 import type { ParameterSpec, ToolContext, ToolDefinition, ToolResult } from './tool-types';
 import { panelItems, renderWork } from './work-view';
 
-export const TODO_WORK_DESCRIPTION = `Choose and manage Works in the bound Dida list (each open Dida task is one Work, written by the person or by you).
-Actions:
-- list: the executable Works, highest priority first (drafts with no priority, Works waiting for the person, and Works scheduled for another day are left out).
-- next: take the top Work of the queue. Only allowed in a turn where the person asked to check the queue with their trigger phrase (or the automatic poller did); otherwise keep to the current Work.
-- switch: make the Work with the given id current (when the person names it).
-- refresh: re-read the list from Dida (picks up the person's edits and new items).
-- finish_current: send the current Work for review now if every step is completed or skipped.
-- wait_for_human: you cannot go on without the person (a decision, access, information): give the reason; the Work stops being picked up and the person is reminded in Dida. Never fake completion to stop.
-- resume: continue a Work that was waiting (after the person answered).
-- keep_open: keep (keep=true) or stop keeping the current Work open so it is not sent for review automatically (only when the person asked).`;
+export const TODO_WORK_DESCRIPTION = `Works of the bound Dida list.
+list: executable Works, by priority. next: take the top one (only after the person's queue phrase or a poll note). switch: make \`work\` current. refresh: re-read Dida. finish_current: send for review now. wait_for_human: you need the person; give the reason, then stop. resume: continue a waiting Work. keep_open: keep=true stops automatic review.`;
 
 export const TODO_WORK_PARAMETERS: Record<string, ParameterSpec> = {
   action: {
     type: 'string',
     required: true,
     enum: ['list', 'switch', 'next', 'refresh', 'finish_current', 'wait_for_human', 'resume', 'keep_open'],
-    description: 'What to do.',
   },
-  work: { type: 'string', description: 'switch/resume: the Work id from todo_work list.' },
-  reason: { type: 'string', description: 'wait_for_human: one sentence the person will read saying what you need from them.' },
-  keep: { type: 'boolean', description: 'keep_open: true to keep the Work open, false to allow review again.' },
+  work: { type: 'string', description: 'switch/resume: Work id' },
+  reason: { type: 'string', description: 'wait_for_human: what you need, for the person' },
+  keep: { type: 'boolean' },
 };
 
 const QUEUE_STRINGS: QueuePayloadStrings = {

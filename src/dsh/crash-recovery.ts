@@ -1,0 +1,223 @@
+// Crash recovery: resumes a session whose turn a crash interrupted (see turn-markers.ts) — by
+// itself when dsh starts (long-lived profiles), or when the session comes back — once, with the backoff and the
+// counter; a one-shot headless run in the same directory takes the interrupted Work over instead.
+import { decideRecovery, RECOVERY_MESSAGE, touchedWorkUnfinished, type RecoveryDecision } from '../core/continuation-policy';
+import { fenceUntrusted, truncateGraphemes, UNTRUSTED_PREAMBLE } from '../core/text-guard';
+import type { EngineState } from '../core/work-state';
+import { findBinding, type DidaTodoConfig } from '../store/config-store';
+import { messageOf, type AdapterDeps } from './adapter-deps';
+import type { AgentTrack } from './agent-tracker';
+import { optionalServices, personIsWaiting, pluginMessage, type HostAgent } from './ports';
+import type { MarkedSession, TurnMarker } from './turn-markers';
+
+/** How long a resume waits for dsh's agent factory and the resumed agent to become idle. */
+const RESUME_PATIENCE_MS = 30_000;
+const POLL_MS = 100;
+
+/** Whether process `pid` runs (EPERM: it runs under another user). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export interface RecoveryOptions {
+  /** This process's id (default `process.pid`). */
+  pid?: number;
+  isAlive?: (pid: number) => boolean;
+  /** The config read last (for the bindings of sessions that are not live). */
+  config: () => DidaTodoConfig | undefined;
+}
+
+export class CrashRecovery {
+  /** Waits in progress, by session id; a person's message in that session aborts its wait. */
+  private readonly waits = new Map<string, AbortController>();
+  private readonly pid: number;
+  private readonly isAlive: (pid: number) => boolean;
+
+  constructor(
+    private readonly deps: AdapterDeps,
+    private readonly options: RecoveryOptions,
+  ) {
+    this.pid = options.pid ?? process.pid;
+    this.isAlive = options.isAlive ?? processAlive;
+  }
+
+  /** A person wrote in the session: a recovery waiting for its backoff there gives way. */
+  onHumanMessage(sessionId: string): void {
+    this.waits.get(sessionId)?.abort(new Error('a person wrote'));
+  }
+
+  /**
+   * At dsh start (long-lived profiles only): resumes, through the agents service, every session of this machine
+   * whose turn was interrupted at most 30 minutes ago with unfinished work in a bound directory. Resolves when all
+   * are handled.
+   */
+  async scanAtStart(): Promise<void> {
+    if (optionalServices.isOneShot(this.deps.ctx) || this.deps.row.maxAutoContinue <= 0) return;
+    const state = await this.deps.state.read();
+    const ids = Object.keys(state.sessions).filter((id) => state.sessions[id]?.turnOpenSince !== undefined);
+    await Promise.all(ids.map((id) => this.recover(id)));
+  }
+
+  /**
+   * A session became live in this process. When its own turn was interrupted, it is resumed (unless a person writes
+   * first). In a one-shot run, a new session instead takes over the Work of an interrupted session in its directory.
+   */
+  async onAttached(track: AgentTrack): Promise<void> {
+    if (track.subagent || !track.binding) return;
+    const state = await this.deps.state.read();
+    if (state.sessions[track.sessionId]?.turnOpenSince !== undefined) {
+      await this.recover(track.sessionId);
+      return;
+    }
+    if (optionalServices.isOneShot(this.deps.ctx)) await this.adopt(track, state);
+  }
+
+  private decide(state: EngineState, id: string): RecoveryDecision {
+    const record = state.sessions[id] as MarkedSession | undefined;
+    const pid = record?.turnOpenPid;
+    return decideRecovery({
+      openSince: record?.turnOpenSince,
+      now: this.deps.clock.now(),
+      ownerAlive: pid !== undefined && pid !== this.pid && this.isAlive(pid),
+      attempts: record?.autoAttempts ?? 0,
+      maxAutoContinue: this.deps.row.maxAutoContinue,
+      backoffSeconds: this.deps.row.backoff,
+      hasUnfinishedWork: touchedWorkUnfinished(state, id),
+    });
+  }
+
+  /** The directory's binding of a session record (live track first, then the recorded directory). */
+  private bindingOf(id: string, record: TurnMarker | undefined) {
+    const cwd = this.deps.tracker.get(id)?.cwd ?? record?.cwd;
+    const config = this.options.config();
+    return cwd && config ? findBinding(config, cwd) : undefined;
+  }
+
+  /**
+   * Takes the recovery of `id` for this process: clears its marker and counts the attempt, only if the marker is
+   * still the one decided on (so two processes never both resume it). With no attempt, only clears the marker.
+   */
+  private async take(id: string, openSince: number | undefined, attempt?: number): Promise<boolean> {
+    let won = false;
+    const now = this.deps.clock.now();
+    await this.deps.state.update((state) => {
+      const session = state.sessions[id] as MarkedSession | undefined;
+      if (!session || session.turnOpenSince === undefined || session.turnOpenSince !== openSince) return;
+      delete session.turnOpenSince;
+      delete session.turnOpenPid;
+      if (attempt !== undefined) {
+        session.autoAttempts = attempt;
+        session.lastAutoAt = now;
+      }
+      session.updatedAt = now;
+      won = true;
+    });
+    return won;
+  }
+
+  private async recover(id: string): Promise<void> {
+    if (this.waits.has(id) || this.deps.lifetime.aborted) return;
+    // Registered before any await, so a second caller (start scan and attach at once) backs off.
+    const pending = new AbortController();
+    this.waits.set(id, pending);
+    try {
+      const state = await this.deps.state.read();
+      const record = state.sessions[id] as MarkedSession | undefined;
+      const decision = this.decide(state, id);
+      if (decision.kind === 'skip') {
+        if (decision.reason !== 'owner_alive' && decision.reason !== 'not_interrupted') await this.take(id, record?.turnOpenSince);
+        if (decision.reason !== 'not_interrupted') this.deps.log(`not resuming the interrupted turn of ${id} (${decision.reason})`);
+        return;
+      }
+      if (!this.bindingOf(id, record)) {
+        await this.take(id, record?.turnOpenSince);
+        return;
+      }
+      if (!(await this.take(id, record?.turnOpenSince, decision.attempt))) return;
+      this.deps.log(`resuming the interrupted turn of ${id} in ${Math.round(decision.delayMs / 1000)} s (attempt ${decision.attempt}/${this.deps.row.maxAutoContinue})`);
+      if (!(await this.deps.clock.wait(decision.delayMs, [this.deps.lifetime, pending.signal])) || this.personWrote(id)) return;
+      const agent = await this.liveAgent(id, pending.signal);
+      if (!agent || !(await this.untilIdle(agent, pending.signal)) || this.personWrote(id) || personIsWaiting(agent)) return;
+      this.act(agent);
+    } catch (error) {
+      this.deps.log(`could not resume the interrupted turn of ${id}: ${messageOf(error)}`);
+    } finally {
+      if (this.waits.get(id) === pending) this.waits.delete(id);
+    }
+  }
+
+  /** A person wrote in the session since it became live here: their message wins over the recovery. */
+  private personWrote(id: string): boolean {
+    return this.deps.tracker.get(id)?.humanAt !== undefined;
+  }
+
+  /** The live agent of session `id`, resuming the persisted session when it is not live (retrying until dsh is ready). */
+  private async liveAgent(id: string, signal: AbortSignal): Promise<HostAgent | undefined> {
+    const agents = this.deps.ctx.agents;
+    const deadline = this.deps.clock.now() + RESUME_PATIENCE_MS;
+    for (;;) {
+      const live = agents.get(id);
+      if (live) return live;
+      if (!agents.resume) return undefined;
+      try {
+        const selection = optionalServices.defaultModel(this.deps.ctx)?.currentSelection();
+        const handle = await agents.resume({
+          resumeSessionId: id,
+          ...(selection ? { agentOptions: { provider: selection.provider, model: selection.model } } : {}),
+        });
+        return handle.agent;
+      } catch (error) {
+        // Until dsh registers its agent factory, resume rejects; anything else is final.
+        if (!/factory/i.test(messageOf(error)) || this.deps.clock.now() > deadline) throw error;
+      }
+      if (!(await this.deps.clock.wait(POLL_MS, [this.deps.lifetime, signal]))) return undefined;
+    }
+  }
+
+  private async untilIdle(agent: HostAgent, signal: AbortSignal): Promise<boolean> {
+    const deadline = this.deps.clock.now() + RESUME_PATIENCE_MS;
+    while (agent.status !== 'idle') {
+      if (this.deps.clock.now() > deadline || !(await this.deps.clock.wait(POLL_MS, [this.deps.lifetime, signal]))) return false;
+    }
+    return !signal.aborted && !this.deps.lifetime.aborted;
+  }
+
+  /** Re-arms a goal the restart disarmed, or sends the recovery follow-up. */
+  private act(agent: HostAgent): void {
+    const goals = optionalServices.goals(this.deps.ctx);
+    const goal = goals?.get(agent);
+    if (goal && goal.phase === 'active' && goal.activation === 'disarmed') goals?.resume(agent, { id: goal.id, revision: goal.revision });
+    else agent.followup(pluginMessage(RECOVERY_MESSAGE, this.deps.newId()));
+    this.deps.log(`resumed the interrupted turn of ${agent.id}`);
+  }
+
+  /** One-shot run: takes over the current Work of the latest interrupted session in this directory. */
+  private async adopt(track: AgentTrack, state: EngineState): Promise<void> {
+    const binding = track.binding;
+    if (!binding) return;
+    const candidates = Object.entries(state.sessions)
+      .filter(([id, record]) => id !== track.sessionId && (record as TurnMarker).cwd === track.cwd && record.turnOpenSince !== undefined)
+      .sort(([, a], [, b]) => (b.turnOpenSince ?? 0) - (a.turnOpenSince ?? 0));
+    for (const [id, record] of candidates) {
+      const decision = this.decide(state, id);
+      if (decision.kind === 'skip') {
+        if (decision.reason !== 'owner_alive') await this.take(id, record.turnOpenSince);
+        continue;
+      }
+      const key = record.currentWork;
+      const work = key ? state.works[key] : undefined;
+      if (!key || !work || work.projectId !== binding.projectId || !(await this.take(id, record.turnOpenSince, decision.attempt))) continue;
+      const engine = await this.deps.engine();
+      const adopted = await engine.switchTo(track.sessionId, binding.projectId, key);
+      const note = `[dida-todo] An interrupted session was working on Work ${key}; it is now your current Work: check it with todo list and finish it without redoing completed steps. ${UNTRUSTED_PREAMBLE}\n${fenceUntrusted('title', truncateGraphemes(adopted.title, 200))}`;
+      track.pendingNotes.push(pluginMessage(note, this.deps.newId()));
+      this.deps.log(`took over the interrupted Work of ${id}`);
+      return;
+    }
+  }
+}

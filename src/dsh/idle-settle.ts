@@ -1,0 +1,42 @@
+// At idle: the turn is closed (nothing to recover), and every settled Work the session touched is sent for review.
+import { messageOf, type AdapterDeps } from './adapter-deps';
+import { inBackground, type AgentTrack } from './agent-tracker';
+import type { TurnMarkers } from './turn-markers';
+import type { LiveBinding } from './live-binding';
+
+/** Longest a settle may hold the session's maintenance slot. */
+export const SETTLE_BUDGET_MS = 60_000;
+
+export class IdleSettle {
+  constructor(
+    private readonly deps: AdapterDeps,
+    private readonly binding: LiveBinding,
+    private readonly markers: TurnMarkers,
+  ) {}
+
+  /** Settles in the agent's maintenance slot (a one-shot host waits for it before exiting), bounded to 60 s. */
+  onIdle(track: AgentTrack): void {
+    const bounded = () => Promise.race([this.settle(track), this.deps.clock.wait(SETTLE_BUDGET_MS, [this.deps.lifetime])]);
+    try {
+      if (track.agent.runMaintenance) {
+        inBackground(track, track.agent.runMaintenance(() => bounded()), this.deps.log, 'settling the session');
+        return;
+      }
+    } catch {
+      // The agent already has other work queued; settle in the background instead.
+    }
+    inBackground(track, bounded(), this.deps.log, 'settling the session');
+  }
+
+  /** Closes the turn marker, then (with the live binding) finalizes the session's settled Works. */
+  async settle(track: AgentTrack): Promise<void> {
+    await track.ready;
+    await this.binding.refresh();
+    await this.markers.markClosed(track.sessionId);
+    if (!track.binding || this.deps.lifetime.aborted) return;
+    const engine = await this.deps.engine();
+    for (const { outcome } of await engine.settle(track.sessionId)) {
+      if (outcome.status === 'failed') this.deps.log(`sending for review failed (will retry): ${messageOf(outcome.message)}`);
+    }
+  }
+}

@@ -1,0 +1,44 @@
+// The task panel: the current Work's steps published as a todo/write snapshot inside the open turn, and the model's
+// own todo_write items counted as unfinished work.
+import { panelItems } from '../core/tools';
+import { messageOf, type AdapterDeps } from './adapter-deps';
+import type { AgentTrack } from './agent-tracker';
+import type { SessionEvent } from './ports';
+
+/** How long the first step of a turn waits for the read a person's message started. */
+export const PANEL_SYNC_WAIT_MS = 5_000;
+
+export class Panel {
+  constructor(private readonly deps: AdapterDeps) {}
+
+  /** Publishes the current Work's steps (only bound, top-level sessions; only when the snapshot changed in this turn). */
+  async publish(track: AgentTrack, turn: number): Promise<void> {
+    if (track.subagent || !track.binding) return;
+    try {
+      if (track.syncing) {
+        const syncing = track.syncing;
+        track.syncing = undefined;
+        await Promise.race([syncing.catch(() => undefined), this.deps.clock.wait(PANEL_SYNC_WAIT_MS, [this.deps.lifetime])]);
+      }
+      const state = await this.deps.state.read();
+      const key = state.sessions[track.sessionId]?.currentWork;
+      const todos = panelItems(key ? state.works[key] : undefined);
+      if (todos.length === 0) return;
+      const json = JSON.stringify(todos);
+      if (json === track.lastPanel && track.lastPanelTurn === turn) return;
+      track.agent.session.append('todo/write', { todos });
+      track.lastPanel = json;
+      track.lastPanelTurn = turn;
+    } catch (error) {
+      this.deps.log(`could not update the task panel: ${messageOf(error)}`);
+    }
+  }
+
+  /** Counts the open items of a todo/write the model made (our own mirror is recognised and ignored). */
+  observe(track: AgentTrack, event: SessionEvent): void {
+    if (event?.type !== 'todo/write') return;
+    const todos: Array<{ status?: string }> = Array.isArray(event.data?.todos) ? event.data.todos : [];
+    if (JSON.stringify(event.data?.todos) === track.lastPanel) return;
+    track.modelTodosOpen = todos.filter((t) => t.status !== 'completed').length;
+  }
+}

@@ -1,0 +1,161 @@
+// The small structural slice of dsh's plugin API this bundle uses: the only file that spells out dsh shapes.
+
+export interface SessionHeader {
+  id?: string;
+  cwd?: string;
+  parentSession?: string;
+  origin?: string;
+  delegationDepth?: number;
+}
+
+export interface SessionEvent {
+  type: string;
+  seq?: number;
+  time?: number;
+  data?: any;
+}
+
+export interface HostSession {
+  id: string;
+  header: SessionHeader;
+  /** Appends an event; `surfaceOp: 'append'` makes a message part of the history every later request is built from. */
+  append(type: string, data: unknown, options?: { surfaceOp?: 'append' }): unknown;
+}
+
+export interface UserMessageLike {
+  id: string;
+  role: 'user';
+  content: ReadonlyArray<{ type: 'text'; text: string }>;
+  source: { kind: string; [key: string]: unknown };
+}
+
+/** A per-agent filter over the globally registered tools (dsh's `agent.ctx.tools.restrict`). */
+export interface ToolRestriction {
+  allow?: readonly string[];
+  deny?: readonly string[];
+}
+
+export interface HostAgent {
+  id: string;
+  status: 'idle' | 'running';
+  session: HostSession;
+  inbox?: { nextTurn?: readonly UserMessageLike[]; nextStep?: readonly UserMessageLike[] };
+  /** The agent-scoped context: registrations through it apply to this agent only. */
+  ctx?: { tools?: { restrict(filter: ToolRestriction): () => void } };
+  followup(message: UserMessageLike): void;
+  inject(message: UserMessageLike): void;
+  runMaintenance?<T>(job: (signal: AbortSignal) => Promise<T>): Promise<T>;
+}
+
+export interface LlmFailureLike {
+  code: string;
+  message?: string;
+  status?: number;
+  providerRetryAfterMs?: number;
+}
+
+/** The `agent/request-error` waterfall's arguments (after dsh's own retries). */
+export interface RequestErrorArgs {
+  agent: HostAgent;
+  failure: LlmFailureLike;
+  signal?: AbortSignal;
+}
+
+/** The `agent/pre-step` waterfall's arguments and its `enter` decision. */
+export interface PreStepArgs {
+  agent: HostAgent;
+  turn: number;
+  step?: number;
+  messages?: readonly UserMessageLike[];
+  signal?: AbortSignal;
+}
+export type PreStepDecision = { kind: 'enter'; messages: readonly unknown[]; [key: string]: unknown } | { kind: string; [key: string]: unknown };
+
+export interface ToolExecution {
+  callId?: string;
+  name?: string;
+  agent?: HostAgent;
+  signal?: AbortSignal;
+}
+
+export interface HostToolDefinition {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+  output: { schema: Record<string, unknown>; render(args: unknown, value: any): Array<{ type: 'text'; text: string }> };
+  execute(args: any, exec: ToolExecution): Promise<unknown>;
+}
+
+export interface GoalView {
+  id: string;
+  revision: number;
+  phase: 'active' | 'paused' | 'blocked' | 'complete';
+  activation?: 'armed' | 'disarmed';
+  roundsStarted?: number;
+  maxGoalRounds?: number;
+}
+
+export interface GoalsService {
+  get(agent: HostAgent): GoalView | undefined;
+  resume(agent: HostAgent, ref: { id: string; revision: number }): unknown;
+}
+
+export interface SystemPromptService {
+  section(section: { name: string; order: number; text: string | ((context: { agent?: HostAgent }) => string) }): () => void;
+}
+
+/** The model route a resumed agent runs with. */
+export interface ModelSelection {
+  provider: string;
+  model: string;
+}
+
+/** `ctx.agentDefaultModel`: the default model selection for agents without one of their own. */
+export interface DefaultModelService {
+  currentSelection(): ModelSelection & { reasoningEffort?: unknown };
+}
+
+export interface AgentsService {
+  get(id: string): HostAgent | undefined;
+  roots?(): HostAgent[];
+  /** Loads a persisted session and runs an agent on it (rejects while the agent factory is not registered yet). */
+  resume?(options: { resumeSessionId: string; agentOptions?: ModelSelection }): Promise<{ agent: HostAgent }>;
+}
+
+export interface HostContext {
+  on(event: string, listener: (...args: any[]) => any): () => void;
+  effect(fn: () => () => void | Promise<void>): unknown;
+  get(name: string): any;
+  tools: { register(def: HostToolDefinition): () => void };
+  agents: AgentsService;
+}
+
+/** Optional services, read with `ctx.get` (a profile may not have them). */
+export const optionalServices = {
+  goals: (ctx: HostContext) => ctx.get('goals') as GoalsService | undefined,
+  systemPrompt: (ctx: HostContext) => ctx.get('systemPrompt') as SystemPromptService | undefined,
+  defaultModel: (ctx: HostContext) => ctx.get('agentDefaultModel') as DefaultModelService | undefined,
+  /** Present only in the one-shot headless profile (`dsh --profile headless "task"`). */
+  isOneShot: (ctx: HostContext) => ctx.get('headlessStartup') !== undefined,
+};
+
+/** A user message as dsh's `createUserMessage` builds it, sent by this plugin. */
+export function pluginMessage(text: string, id: string, form: 'notice' | 'instructions' = 'notice'): UserMessageLike {
+  return Object.freeze({
+    id,
+    role: 'user' as const,
+    content: Object.freeze([Object.freeze({ type: 'text' as const, text })]),
+    source: Object.freeze({ kind: 'plugin', plugin: 'dida-todo', form }),
+  });
+}
+
+/** The text blocks of a message, joined. */
+export function textOf(message: { content?: ReadonlyArray<{ type: string; text?: string }> } | undefined): string {
+  return (message?.content ?? []).filter((b) => b.type === 'text').map((b) => b.text ?? '').join('');
+}
+
+/** True when a person's message is waiting in the agent's inbox (it will start or steer the next step). */
+export function personIsWaiting(agent: HostAgent): boolean {
+  const pending = [...(agent.inbox?.nextTurn ?? []), ...(agent.inbox?.nextStep ?? [])];
+  return pending.some((m) => m?.source?.kind === 'user');
+}

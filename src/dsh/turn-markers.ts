@@ -1,0 +1,47 @@
+// Turn markers in the state file: while a bound session's turn runs, its record says since when, in which process
+// and in which directory — what crash recovery looks for after a crash.
+import type { SessionRecord } from '../core/work-state';
+import type { AdapterDeps } from './adapter-deps';
+import type { AgentTrack } from './agent-tracker';
+
+/** What this plugin adds to a session record while a turn runs (the record schema keeps unknown keys). */
+export interface TurnMarker {
+  turnOpenSince?: number;
+  /** The process that ran the turn: while it lives, the turn was not interrupted. */
+  turnOpenPid?: number;
+  /** The session's directory, to find its binding before the session is live again. */
+  cwd?: string;
+}
+
+export type MarkedSession = SessionRecord & TurnMarker;
+
+export class TurnMarkers {
+  constructor(
+    private readonly deps: Pick<AdapterDeps, 'state' | 'clock'>,
+    private readonly pid: number = process.pid,
+  ) {}
+
+  /** Records that the session's turn is open (first mark wins), in which process and directory. */
+  async markOpen(track: AgentTrack): Promise<void> {
+    const now = this.deps.clock.now();
+    await this.deps.state.update((state) => {
+      const session = (state.sessions[track.sessionId] ??= { touched: [], autoAttempts: 0, updatedAt: 0 }) as MarkedSession;
+      session.turnOpenSince ??= now;
+      session.turnOpenPid = this.pid;
+      session.cwd = track.cwd;
+      session.updatedAt = now;
+    });
+  }
+
+  /** The session's turn ended (idle): nothing to recover. Writes only when a marker is there. */
+  async markClosed(sessionId: string): Promise<void> {
+    if ((await this.deps.state.read()).sessions[sessionId]?.turnOpenSince === undefined) return;
+    await this.deps.state.update((state) => {
+      const session = state.sessions[sessionId] as MarkedSession | undefined;
+      if (!session) return;
+      delete session.turnOpenSince;
+      delete session.turnOpenPid;
+      session.updatedAt = this.deps.clock.now();
+    });
+  }
+}

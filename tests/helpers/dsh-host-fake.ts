@@ -1,0 +1,83 @@
+// A small fake of dsh's plugin context for driving the whole plugin entry (src/dsh/index.ts) in unit tests: it records
+// registered tools, listeners and prompt sections, and lets a test emit events and call waterfalls.
+import { expect, vi } from 'vitest';
+
+type Listener = (...args: any[]) => any;
+
+export interface FakeAgent {
+  id: string;
+  status: 'idle' | 'running';
+  session: { id: string; header: Record<string, unknown>; append: ReturnType<typeof vi.fn> };
+  inbox: { nextTurn: unknown[]; nextStep: unknown[] };
+  followup: ReturnType<typeof vi.fn>;
+  inject: ReturnType<typeof vi.fn>;
+  steer: ReturnType<typeof vi.fn>;
+  runMaintenance: ReturnType<typeof vi.fn>;
+  /** The agent-scoped tool registry: `restrict` records filters and returns their lifters. */
+  ctx: { tools: { restrict: ReturnType<typeof vi.fn> } };
+}
+
+export function fakeAgent(id: string, header: Record<string, unknown>): FakeAgent {
+  return {
+    id,
+    status: 'idle',
+    session: { id, header: { id, createdAt: Date.now(), ...header }, append: vi.fn() },
+    inbox: { nextTurn: [], nextStep: [] },
+    followup: vi.fn(),
+    inject: vi.fn(),
+    steer: vi.fn(),
+    runMaintenance: vi.fn(async (job: (signal: AbortSignal) => Promise<unknown>) => job(new AbortController().signal)),
+    ctx: { tools: { restrict: vi.fn(() => vi.fn()) } },
+  };
+}
+
+interface PromptSection {
+  name: string;
+  order: number;
+  text: string | ((context: { agent?: unknown }) => string);
+}
+
+export function fakeHost(services: Record<string, unknown> = {}) {
+  const listeners = new Map<string, Listener[]>();
+  const cleanups: Array<() => unknown> = [];
+  const tools: any[] = [];
+  const sections: PromptSection[] = [];
+  const agents = new Map<string, FakeAgent>();
+  const ctx = {
+    on(event: string, listener: Listener) {
+      const list = listeners.get(event) ?? [];
+      list.push(listener);
+      listeners.set(event, list);
+      return () => list.splice(list.indexOf(listener), 1);
+    },
+    effect(fn: () => () => unknown) {
+      cleanups.push(fn());
+      return undefined;
+    },
+    get(name: string) {
+      if (name === 'systemPrompt') return { section: (s: PromptSection) => (sections.push(s), () => undefined) };
+      return services[name];
+    },
+    tools: { register: (def: unknown) => (tools.push(def), () => undefined) },
+    agents: { get: (id: string) => agents.get(id), roots: () => [...agents.values()].filter((a) => !a.session.header.parentSession) },
+  };
+  const only = (event: string): Listener => {
+    const list = listeners.get(event) ?? [];
+    expect(list, event).toHaveLength(1);
+    return list[0]!;
+  };
+  return {
+    ctx,
+    listeners,
+    tools,
+    sections,
+    agents,
+    emit: (event: string, ...args: unknown[]) => only(event)(...args),
+    /** Calls a waterfall listener with a `next` that answers `undefined` (no upstream retry). */
+    waterfall: (event: string, args: unknown, next: () => Promise<unknown> = async () => undefined) => only(event)(args, next),
+    dispose: async () => {
+      for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+    },
+  };
+}
+

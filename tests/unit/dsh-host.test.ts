@@ -1,0 +1,315 @@
+// The composition (src/dsh/dsh-host.ts) over a fake host, fake runtime, fake engine and fake clock: which dsh event
+// reaches which module, and what does not.
+import { describe, expect, it, vi } from 'vitest';
+import { getLocale } from '../../src/core/locale';
+import type { WorkEngine } from '../../src/core/work-engine';
+import { emptyEngineState, type EngineState } from '../../src/core/work-state';
+import { DshHost } from '../../src/dsh/dsh-host';
+import { RowConfig } from '../../src/dsh/row-config';
+import type { DidaTodoConfig } from '../../src/store/config-store';
+import type { Runtime } from '../../src/wiring/runtime';
+import { bound, FakeClock, fakeAgent, fakeEngine, flush, memoryConfig, memoryState, personSays, queueOf, work, type FakeAgent } from '../helpers/dsh-fakes';
+import { fakeHost } from '../helpers/dsh-host-fake';
+
+const CWD = '/work/project';
+
+function setup(options: { row?: Record<string, unknown>; config?: DidaTodoConfig; state?: EngineState; services?: Record<string, unknown> } = {}) {
+  const clock = new FakeClock();
+  const state = memoryState(options.state);
+  const config = memoryConfig(options.config ?? bound(CWD));
+  const engine = fakeEngine();
+  const runtime = {
+    config,
+    state,
+    locks: { withLock: (_k: string, fn: () => Promise<unknown>) => fn() },
+    locale: getLocale('en'),
+    hostLabel: 'host-a',
+    corruptions: [],
+    gateway: vi.fn(async () => Promise.reject(new Error('no gateway here'))),
+    tokenSource: vi.fn(async () => undefined),
+    close: vi.fn(async () => undefined),
+  } as unknown as Runtime & { close: ReturnType<typeof vi.fn> };
+  const host = fakeHost(options.services);
+  const resume = vi.fn(async ({ resumeSessionId }: { resumeSessionId: string }) => {
+    const agent = fakeAgent(resumeSessionId, { cwd: CWD });
+    host.agents.set(resumeSessionId, agent as never);
+    return { agent };
+  });
+  (host.ctx.agents as Record<string, unknown>).resume = resume;
+  const row = (RowConfig['~standard'].validate({ maxAutoContinue: 3, backoff: [1], ...options.row }) as { value: RowConfig }).value;
+  let ids = 0;
+  const plugin = new DshHost(host.ctx as never, row, { clock, runtime, engine: async () => engine as unknown as WorkEngine, newId: () => `m${++ids}`, pid: 1, isAlive: () => false });
+  plugin.start();
+  const create = async (id = 's1', header: Record<string, unknown> = { cwd: CWD }): Promise<FakeAgent> => {
+    const agent = fakeAgent(id, header);
+    host.agents.set(id, agent as never);
+    host.emit('agent/created', { agent });
+    await flush();
+    return agent;
+  };
+  return { clock, state, config, engine, runtime, host, plugin, create, resume, ready: flush };
+}
+
+describe('DshHost.start', () => {
+  it('registers the three tools, one listener per event, the prompt section, and disposes once', async () => {
+    const t = setup();
+    expect(t.host.tools.map((tool) => tool.name).sort()).toEqual(['dida_todo_setup', 'todo', 'todo_work']);
+    expect([...t.host.listeners.keys()].sort()).toEqual(
+      ['agent/created', 'agent/disposed', 'agent/inbox/inserted', 'agent/pre-step', 'agent/request-error', 'agent/status', 'session/event'].sort(),
+    );
+    expect(t.host.sections.map((s) => s.name)).toEqual(['dida-todo']);
+    await t.host.dispose();
+    expect(t.runtime.close).toHaveBeenCalledTimes(1);
+  });
+
+  it('starts the poller when the row or config.yaml asks, with config.yaml\'s interval winning', async () => {
+    const off = setup();
+    await flush();
+    expect(off.clock.intervals).toEqual([]);
+    const row = setup({ row: { poll: true, pollIntervalMinutes: 7 } });
+    await flush();
+    expect(row.clock.intervals).toEqual([7 * 60_000]);
+    const file = setup({ config: { ...bound(CWD), poll: { enabled: true, intervalMinutes: 3 } } as DidaTodoConfig });
+    await flush();
+    expect(file.clock.intervals).toEqual([3 * 60_000]);
+    await file.host.dispose();
+    expect(file.clock.pending()).toBe(0);
+  });
+
+  it('resumes an interrupted session by itself at start', async () => {
+    const state = emptyEngineState();
+    state.works.w1 = work('w1', ['in_progress']);
+    state.sessions.old = { touched: ['w1'], currentWork: 'w1', autoAttempts: 0, updatedAt: 0, turnOpenSince: 1_000_000 - 1_000, turnOpenPid: 99, cwd: CWD } as never;
+    const t = setup({ state });
+    await flush();
+    await t.clock.advance(1_000);
+    await flush();
+    expect(t.resume).toHaveBeenCalledTimes(1);
+    expect((t.host.agents.get('old') as unknown as FakeAgent).followup).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('agent/created and agent/disposed', () => {
+  it('a bound session reads its list; an unbound one is shown only the setup tool; a subagent nothing', async () => {
+    const t = setup();
+    await t.ready();
+    const top = await t.create('s1');
+    expect(t.engine.sync).toHaveBeenCalledWith('list-1');
+    expect(top.restrict).not.toHaveBeenCalled();
+    const loose = await t.create('s2', { cwd: '/elsewhere' });
+    expect(loose.restrict).toHaveBeenCalledWith({ deny: ['todo', 'todo_work'] });
+    const child = await t.create('c1', { cwd: CWD, delegationDepth: 1 });
+    expect(child.restrict).toHaveBeenCalledWith({ deny: ['todo', 'todo_work', 'dida_todo_setup'] });
+    expect(t.engine.sync).toHaveBeenCalledTimes(1);
+    expect(t.plugin.tracker.get('c1')!.binding).toBeUndefined();
+  });
+
+  it('disposal of an agent forgets it and lifts its restriction', async () => {
+    const t = setup({ config: bound('/elsewhere') });
+    const agent = await t.create('s1');
+    t.host.emit('agent/disposed', { agent });
+    await flush();
+    expect(t.plugin.tracker.get('s1')).toBeUndefined();
+    expect(agent.lift).toHaveBeenCalledTimes(1);
+  });
+
+  it('a session first seen through its status is tracked then', async () => {
+    const t = setup();
+    const agent = fakeAgent('late', { cwd: CWD });
+    t.host.emit('agent/status', { agent, status: 'running' });
+    await flush();
+    expect(t.plugin.tracker.get('late')).toBeDefined();
+    expect((t.state.value.sessions.late as Record<string, unknown>).turnOpenSince).toBeDefined();
+  });
+});
+
+describe('agent/status', () => {
+  it('running marks the turn open (bound only); idle clears the grant, settles and closes the marker', async () => {
+    const t = setup();
+    const agent = await t.create('s1');
+    t.host.emit('agent/status', { agent, status: 'running' });
+    await flush();
+    expect((t.state.value.sessions.s1 as Record<string, unknown>).turnOpenSince).toBe(t.clock.now());
+    const track = t.plugin.tracker.get('s1')!;
+    track.queueGranted = true;
+    track.grantPending = true;
+    t.host.emit('agent/status', { agent, status: 'idle' });
+    expect(track.queueGranted).toBe(false);
+    expect(track.grantPending).toBe(false);
+    await flush();
+    expect(t.engine.settle).toHaveBeenCalledWith('s1');
+    expect(agent.runMaintenance).toHaveBeenCalledTimes(1);
+    expect((t.state.value.sessions.s1 as Record<string, unknown>).turnOpenSince).toBeUndefined();
+
+    const loose = await t.create('s2', { cwd: '/elsewhere' });
+    t.host.emit('agent/status', { agent: loose, status: 'running' });
+    await flush();
+    expect(t.state.value.sessions.s2).toBeUndefined();
+  });
+
+  it('other statuses and subagents change nothing', async () => {
+    const t = setup();
+    const agent = await t.create('s1');
+    const track = t.plugin.tracker.get('s1')!;
+    track.queueGranted = true;
+    t.host.emit('agent/status', { agent, status: 'compacting' });
+    await flush();
+    expect(track.queueGranted).toBe(true);
+    expect(t.engine.settle).not.toHaveBeenCalled();
+    const child = await t.create('c1', { cwd: CWD, parentSession: 's1' });
+    t.host.emit('agent/status', { agent: child, status: 'running' });
+    t.host.emit('agent/status', { agent: child, status: 'idle' });
+    await flush();
+    expect(child.runMaintenance).not.toHaveBeenCalled();
+    expect(t.state.value.sessions.c1).toBeUndefined();
+  });
+});
+
+describe('agent/inbox/inserted', () => {
+  it('a person\'s message: ends waits, resets the count, reads the list, and the trigger phrase grants the queue', async () => {
+    const t = setup();
+    const agent = await t.create('s1');
+    const track = t.plugin.tracker.get('s1')!;
+    t.state.value.sessions.s1 = { touched: [], autoAttempts: 2, updatedAt: 0 };
+    const before = track.humanSignal;
+    await t.clock.advance(10_000);
+    t.host.emit('agent/inbox/inserted', { agent, message: personSays('检查todo') });
+    expect(before.signal.aborted).toBe(true);
+    expect(track.humanSignal.signal.aborted).toBe(false);
+    expect(track.humanAt).toBe(t.clock.now());
+    expect(track.queueGranted).toBe(true);
+    expect(track.grantPending).toBe(true);
+    expect(track.syncing).toBeDefined();
+    await flush();
+    expect(t.state.value.sessions.s1!.autoAttempts).toBe(0);
+  });
+
+  it('plugin messages and subagents are not a person', async () => {
+    const t = setup();
+    const agent = await t.create('s1');
+    const track = t.plugin.tracker.get('s1')!;
+    t.host.emit('agent/inbox/inserted', { agent, message: { ...personSays('检查todo'), source: { kind: 'plugin', plugin: 'x' } } });
+    expect(track.humanAt).toBeUndefined();
+    expect(track.queueGranted).toBe(false);
+    const child = await t.create('c1', { cwd: CWD, origin: 'subagent' });
+    t.host.emit('agent/inbox/inserted', { agent: child, message: personSays('检查todo') });
+    expect(t.plugin.tracker.get('c1')!.humanAt).toBeUndefined();
+    expect(t.plugin.tracker.get('c1')!.queueGranted).toBe(false);
+  });
+});
+
+describe('session/event', () => {
+  it('a completed turn ends the stretch; a failed one does not; the model\'s todo_write is counted', async () => {
+    const t = setup();
+    const agent = await t.create('s1');
+    t.state.value.sessions.s1 = { touched: [], autoAttempts: 2, updatedAt: 0 };
+    t.host.emit('session/event', agent.session, { type: 'turn/end', data: { turn: 1, reason: { kind: 'error' } } });
+    await flush();
+    expect(t.state.value.sessions.s1!.autoAttempts).toBe(2);
+    t.host.emit('session/event', agent.session, { type: 'turn/end', data: { turn: 2, reason: { kind: 'completed' } } });
+    await flush();
+    expect(t.state.value.sessions.s1!.autoAttempts).toBe(0);
+    t.host.emit('session/event', agent.session, { type: 'todo/write', data: { todos: [{ content: 'x', status: 'pending' }] } });
+    expect(t.plugin.tracker.get('s1')!.modelTodosOpen).toBe(1);
+  });
+
+  it('events of unknown sessions and subagents are ignored', async () => {
+    const t = setup();
+    const child = await t.create('c1', { cwd: CWD, delegationDepth: 2 });
+    t.host.emit('session/event', child.session, { type: 'todo/write', data: { todos: [{ content: 'x', status: 'pending' }] } });
+    t.host.emit('session/event', { id: 'nobody' }, { type: 'turn/end', data: { reason: { kind: 'completed' } } });
+    expect(t.plugin.tracker.get('c1')!.modelTodosOpen).toBe(0);
+  });
+});
+
+describe('agent/pre-step', () => {
+  it('adds the queue after a grant and pending notes, once, to a step that has messages', async () => {
+    const t = setup();
+    t.engine.queue.mockResolvedValue(queueOf(['w1'], { w1: '修复登录' }));
+    const agent = await t.create('s1');
+    t.host.emit('agent/inbox/inserted', { agent, message: personSays('检查todo') });
+    const track = t.plugin.tracker.get('s1')!;
+    track.pendingNotes.push({ id: 'n1', role: 'user', content: [{ type: 'text', text: 'NOTE' }], source: { kind: 'plugin' } });
+    const mine = personSays('检查todo');
+    const decision = await t.host.waterfall('agent/pre-step', { agent, turn: 1, step: 1, messages: [mine] }, async () => ({ kind: 'enter', messages: [mine] }));
+    expect(decision.messages).toHaveLength(3);
+    expect(decision.messages[1].content[0].text).toContain('修复登录');
+    expect(decision.messages[2].content[0].text).toBe('NOTE');
+    const again = await t.host.waterfall('agent/pre-step', { agent, turn: 1, step: 2, messages: [mine] }, async () => ({ kind: 'enter', messages: [mine] }));
+    expect(again.messages).toEqual([mine]);
+  });
+
+  it('leaves a rejected or empty step, a subagent\'s and an unknown agent\'s step alone', async () => {
+    const t = setup();
+    const agent = await t.create('s1');
+    t.plugin.tracker.get('s1')!.pendingNotes.push({ id: 'n1', role: 'user', content: [{ type: 'text', text: 'NOTE' }], source: { kind: 'plugin' } });
+    const reject = { kind: 'reject' };
+    expect(await t.host.waterfall('agent/pre-step', { agent, turn: 1 }, async () => reject)).toBe(reject);
+    const empty = { kind: 'enter', messages: [] };
+    expect(await t.host.waterfall('agent/pre-step', { agent, turn: 1 }, async () => empty)).toBe(empty);
+    expect(t.plugin.tracker.get('s1')!.pendingNotes).toHaveLength(1);
+    const child = await t.create('c1', { cwd: CWD, delegationDepth: 1 });
+    const next = vi.fn(async () => ({ kind: 'enter', messages: [personSays('x')] }));
+    expect((await t.host.waterfall('agent/pre-step', { agent: child, turn: 1 }, next)).messages).toHaveLength(1);
+    const stranger = fakeAgent('x');
+    expect((await t.host.waterfall('agent/pre-step', { agent: stranger, turn: 1 }, next)).messages).toHaveLength(1);
+    expect(next).toHaveBeenCalledTimes(2);
+  });
+
+  it('publishes the panel of the current Work in the step', async () => {
+    const state = emptyEngineState();
+    state.works.w1 = work('w1', ['in_progress']);
+    state.sessions.s1 = { touched: ['w1'], currentWork: 'w1', autoAttempts: 0, updatedAt: 0 };
+    const t = setup({ state });
+    const agent = await t.create('s1');
+    await t.host.waterfall('agent/pre-step', { agent, turn: 1 }, async () => ({ kind: 'enter', messages: [] }));
+    expect(agent.session.append).toHaveBeenCalledWith('todo/write', { todos: [{ content: 'step 0', status: 'in_progress' }] });
+  });
+});
+
+describe('agent/request-error', () => {
+  it('an upstream retry wins; otherwise the continuation decides', async () => {
+    const state = emptyEngineState();
+    state.works.w1 = work('w1', ['in_progress']);
+    state.sessions.s1 = { touched: ['w1'], currentWork: 'w1', autoAttempts: 0, updatedAt: 0 };
+    const t = setup({ state });
+    const agent = await t.create('s1');
+    const upstream = { kind: 'retry', from: 'llm-retry' };
+    expect(await t.host.waterfall('agent/request-error', { agent, failure: { code: 'SERVER' } }, async () => upstream)).toBe(upstream);
+    expect(t.state.value.sessions.s1!.autoAttempts).toBe(0);
+    const pending = t.host.waterfall('agent/request-error', { agent, failure: { code: 'SERVER' }, signal: new AbortController().signal });
+    await flush();
+    await t.clock.advance(1_000);
+    expect(await pending).toEqual({ kind: 'retry' });
+  });
+});
+
+describe('after a tool call', () => {
+  it('an unbind through the setup tool is followed before the call returns', async () => {
+    const t = setup();
+    await t.ready();
+    const agent = await t.create('s1');
+    const track = t.plugin.tracker.get('s1')!;
+    expect(track.binding?.projectId).toBe('list-1');
+    const result = await t.host.tools.find((x) => x.name === 'dida_todo_setup').execute({ action: 'unbind' }, { agent });
+    expect(result.code).toBe('ok');
+    expect(track.binding).toBeUndefined();
+    expect(agent.restrict).toHaveBeenCalledWith({ deny: ['todo', 'todo_work'] });
+    expect(t.host.sections[0]!.text).toBeInstanceOf(Function);
+  });
+
+  it('a successful todo update ends the failure stretch; a failed one does not; a call without an agent changes nothing', async () => {
+    const t = setup();
+    const current = work('w1', ['pending']);
+    t.engine.currentWork.mockResolvedValue(current);
+    (t.engine as Record<string, unknown>).changeSteps = vi.fn(async () => ({ work: current }));
+    const agent = await t.create('s1');
+    const todo = t.host.tools.find((x) => x.name === 'todo');
+    t.state.value.sessions.s1 = { touched: [], autoAttempts: 2, updatedAt: 0 };
+    expect((await todo.execute({ action: 'update', updates: [] }, { agent })).code).toBe('invalid_argument');
+    expect(t.state.value.sessions.s1!.autoAttempts).toBe(2);
+    expect((await todo.execute({ action: 'update', updates: [{ step: 'step 0', status: 'in_progress' }] }, { agent })).code).toBe('ok');
+    expect(t.state.value.sessions.s1!.autoAttempts).toBe(0);
+    expect((await todo.execute({ action: 'list' }, {})).code).toBe('invalid_argument');
+  });
+});

@@ -1,0 +1,20 @@
+import { defineConfig } from 'vitest/config';
+
+// The test set StrykerJS runs against each mutant (`npm run test:mutation`): the unit tests and the fast engine and
+// tool integration tests over the simulator. Multi-process, crash, soak and CLI suites are left out (too slow per
+// mutant); they still run in `npm test`.
+export default defineConfig({
+  test: {
+    include: [
+      'tests/unit/**/*.test.ts',
+      'tests/integration/tools.test.ts',
+      'tests/integration/engine-behaviour.test.ts',
+      'tests/integration/engine-lifecycle.test.ts',
+      'tests/integration/security.test.ts',
+      'tests/integration/runtime.test.ts',
+    ],
+    exclude: ['tests/unit/bundle-shape.test.ts', 'tests/unit/bench-stats.test.ts', 'node_modules/**'],
+    testTimeout: 20_000,
+    hookTimeout: 30_000,
+  },
+});
