@@ -29,7 +29,7 @@ const STRINGS: QueuePayloadStrings = {
  */
 export function boundedQueuePayload(ranked: readonly RankedWork[], now: Date, max: number = QUEUE_PAYLOAD_MAX): string {
   const render = (count: number) => {
-    const shown = renderQueuePayload(ranked.slice(0, count), { strings: STRINGS, now, maxTitleLength: QUEUE_TITLE_MAX, maxBodyLength: QUEUE_BODY_MAX });
+    const shown = renderQueuePayload(ranked.slice(0, count), { strings: STRINGS, now, maxTitleLength: QUEUE_TITLE_MAX, maxBodyLength: QUEUE_BODY_MAX, maxEntries: count });
     const left = ranked.length - count;
     return left > 0 ? `${shown}\n\n… (${left} more executable Work${left === 1 ? '' : 's'}: todo_work list shows them)` : shown;
   };

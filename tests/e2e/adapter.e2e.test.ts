@@ -14,6 +14,7 @@ import { startSimulator, type Simulator } from '../../src/sim/simulator';
 import { contentFilter, stall, startFakeModel, text, toolCall, type FakeModel, type RecordedRequest } from './harness/fake-model';
 import { cancel, createSession, prompt, webCall } from './harness/web-api';
 import { ensureDsh, eventsOf, installBundle, makeDshHome, readSessionLogs, removeDshHome, repoRoot, runHeadless, startWeb, type SessionLog } from './harness/dsh-run';
+import { readEngineStateFile } from '../helpers/engine-state-file';
 
 const DRIVER = path.join(repoRoot, 'tests', 'e2e', 'fixtures', 'driver', 'index.mjs');
 const CONTINUATION_NOTE = '[dida-todo] Automatic continuation';
@@ -75,7 +76,7 @@ function stateFile(): string {
 
 function readState(): any {
   try {
-    return JSON.parse(fs.readFileSync(stateFile(), 'utf8'));
+    return readEngineStateFile(stateFile());
   } catch {
     return undefined;
   }

@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
 import { contentFilter, startFakeModel, text, toolCall, type FakeModel, type RecordedRequest } from './harness/fake-model';
 import { ensureDsh, eventsOf, installBundle, makeDshHome, removeDshHome, repoRoot, runHeadless } from './harness/dsh-run';
+import { readEngineStateFile } from '../helpers/engine-state-file';
 
 const OUR_TOOLS = ['dida_todo_setup', 'todo', 'todo_work'];
 const NOTE = '[dida-todo] Automatic continuation';
@@ -91,7 +92,7 @@ describe('the rephrase note after a content-filter stop', () => {
     const notes = eventsOf(log, 'user/message').filter((e) => e.data?.source?.plugin === 'dida-todo' && JSON.stringify(e.data.content).includes(NOTE));
     expect(notes).toHaveLength(2);
     expect(sim.getTask(work.id)?.status).toBe(2);
-    const state = JSON.parse(fs.readFileSync(path.join(home, '.test-xdg', 'state', 'dida-todo', 'state.json'), 'utf8'));
+    const state = readEngineStateFile(path.join(home, '.test-xdg', 'state', 'dida-todo', 'state.json'));
     expect(state.sessions[log.header.id].autoAttempts).toBe(0);
   });
 });

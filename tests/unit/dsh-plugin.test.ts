@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import * as mod from '../../src/dsh/index';
 import { fakeAgent, fakeHost, type FakeAgent } from '../helpers/dsh-host-fake';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
+import { readEngineStateFile } from '../helpers/engine-state-file';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Temp XDG-style dirs given through the row config
@@ -37,7 +38,7 @@ function stateFile(): string {
 }
 
 function readState(): any {
-  return fs.existsSync(stateFile()) ? JSON.parse(fs.readFileSync(stateFile(), 'utf8')) : undefined;
+  return readEngineStateFile(stateFile());
 }
 
 /** Lets queued background work (config reads, state writes) run. */

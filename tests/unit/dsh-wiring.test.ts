@@ -9,6 +9,7 @@ import { DshHost } from '../../src/dsh/dsh-host';
 import * as mod from '../../src/dsh/index';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
 import { fakeAgent, fakeHost, type FakeAgent } from '../helpers/dsh-host-fake';
+import { readEngineStateFile } from '../helpers/engine-state-file';
 
 let dir: string;
 let configPath: string;
@@ -249,7 +250,7 @@ describe('one machine, two sessions, one list', () => {
       }
       const took = results.filter((r) => r.code === 'ok');
       expect(took).toHaveLength(1);
-      const state = JSON.parse(fs.readFileSync(path.join(stateDir, 'state.json'), 'utf8'));
+      const state = readEngineStateFile(path.join(stateDir, 'state.json'));
       const holders = Object.entries(state.sessions).filter(([, s]) => (s as { currentWork?: string }).currentWork === only.id);
       expect(holders).toHaveLength(1);
     } finally {

@@ -51,7 +51,7 @@ export function renderWork(work: WorkRecord): string {
 
 /** The step ids a call changed, with their new status: "s1 completed, s2 in_progress". */
 export function transitionsLine(result: Pick<StepChangeResult, 'transitions'>): string {
-  return result.transitions.map((t) => `${t.step.id} ${t.to}`).join(', ');
+  return (result.transitions ?? []).map((t) => `${t.step.id} ${t.to}`).join(', ');
 }
 
 /**
