@@ -89,6 +89,11 @@ export function earliestLiveClaim(comments: readonly Comment[], ownerUserId: str
 
 export type ClaimOutcome = { status: 'won'; posted: boolean } | { status: 'lost' };
 
+export interface ClaimOptions {
+  /** Sessions of this machine whose claims this session takes over (a session that crashed mid-turn). */
+  inheritFrom?: readonly string[];
+}
+
 /**
  * Claims a Work occurrence for the session `sessionId` under the Work's lock (at most 3 requests: list, post, list):
  * when the list's owner is known and a live claim exists, it decides (the session keeps its own); else a claim is
@@ -96,16 +101,17 @@ export type ClaimOutcome = { status: 'won'; posted: boolean } | { status: 'lost'
  * owner decides, and a losing claim is taken back. Two sessions
  * of one host are two claimants. A loser must not execute the Work.
  */
-export async function claimWork(deps: EngineDeps, key: string, sessionId: string): Promise<ClaimOutcome> {
+export async function claimWork(deps: EngineDeps, key: string, sessionId: string, options: ClaimOptions = {}): Promise<ClaimOutcome> {
   const leaseMs = deps.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS;
   const me = holderOf(deps, sessionId);
+  const mine = new Set([me, ...(options.inheritFrom ?? []).map((s) => holderOf(deps, s))]);
   return withWork(deps, key, async () => {
     const work = await loadWork(deps, key);
     let owner = (await deps.state.read()).owners[work.projectId];
     const decide = (list: readonly Comment[], ownerId: string): ClaimOutcome | undefined => {
       const live = earliestLiveClaim(list, ownerId, work.occurrence, leaseMs, deps.now());
       if (!live) return undefined;
-      return live.holder === me ? { status: 'won', posted: false } : { status: 'lost' };
+      return mine.has(live.holder) ? { status: 'won', posted: live.holder === me ? false : true } : { status: 'lost' };
     };
     const text = claimText(deps, work.occurrence, sessionId);
     const comments = await deps.gateway.listComments(work.projectId, work.taskId);
@@ -116,7 +122,8 @@ export async function claimWork(deps: EngineDeps, key: string, sessionId: string
     }
     if (owner) {
       const first = decide(comments, owner);
-      if (first) return remember(deps, work, first, me);
+      // A claim of a session this one takes over is this session's: its own claim is posted so the comments say so.
+      if (first && !(first.status === 'won' && first.posted)) return remember(deps, work, first, me);
     }
     const posted = await deps.gateway.addComment(work.projectId, work.taskId, text);
     if (posted.userId && posted.userId !== owner) owner = await learnOwner(deps, work.projectId, posted.userId);
@@ -153,8 +160,8 @@ async function remember(deps: EngineDeps, work: WorkRecord, outcome: ClaimOutcom
 }
 
 /** Throws `claimed_elsewhere` when another session (of this or another host) holds the Work. */
-export async function requireClaim(deps: EngineDeps, key: string, sessionId: string): Promise<void> {
-  const outcome = await claimWork(deps, key, sessionId);
+export async function requireClaim(deps: EngineDeps, key: string, sessionId: string, options: ClaimOptions = {}): Promise<void> {
+  const outcome = await claimWork(deps, key, sessionId, options);
   if (outcome.status === 'lost') {
     throw new WorkError('claimed_elsewhere', `Another session (on this or another machine) is already working on Work ${key}; pick another Work with todo_work list.`);
   }

@@ -1,5 +1,5 @@
 // The engine facade the tools and adapters use: one list's queue, the session's current Work, steps, settle.
-import { claimText, claimWork, heldElsewhere, holderOf, requireClaim } from './claims';
+import { claimText, claimWork, heldElsewhere, holderOf, requireClaim, type ClaimOptions } from './claims';
 import { createOwnTask } from './own-creates';
 import { abortableLocks } from '../common/abortable-lock';
 import { abortableGateway } from '../dida/abortable-gateway';
@@ -97,7 +97,7 @@ export class WorkEngine {
   }
 
   /** Makes `key` the session's current Work (it must be open and in `projectId`). */
-  async switchTo(sessionId: string, projectId: string, key: string): Promise<WorkRecord> {
+  async switchTo(sessionId: string, projectId: string, key: string, options: ClaimOptions = {}): Promise<WorkRecord> {
     const state = await this.deps.state.read();
     const work = state.works[key] ?? Object.values(state.works).find((w) => w.taskId === key && w.phase !== 'closed');
     if (!work || work.projectId !== projectId) {
@@ -106,7 +106,7 @@ export class WorkEngine {
     if (work.phase === 'closed' || work.phase === 'accepting') {
       throw new WorkError('work_closed', `The Work ${keyOf(work)} is already sent for review or closed; pick another one from todo_work list.`);
     }
-    await requireClaim(this.deps, keyOf(work), sessionId);
+    await requireClaim(this.deps, keyOf(work), sessionId, options);
     await this.touch(sessionId, keyOf(work), true);
     return loadWork(this.deps, keyOf(work));
   }

@@ -213,7 +213,8 @@ export class CrashRecovery {
       const work = key ? state.works[key] : undefined;
       if (!key || !work || work.projectId !== binding.projectId || !(await this.take(id, record.turnOpenSince, decision.attempt))) continue;
       const engine = await this.deps.engine();
-      const adopted = await engine.switchTo(track.sessionId, binding.projectId, key);
+      // The interrupted session's claim is this machine's: this session takes it over.
+      const adopted = await engine.switchTo(track.sessionId, binding.projectId, key, { inheritFrom: [id] });
       const note = `[dida-todo] An interrupted session was working on Work ${key}; it is now your current Work: check it with todo list and finish it without redoing completed steps. ${UNTRUSTED_PREAMBLE}\n${fenceUntrusted('title', truncateGraphemes(adopted.title, 200))}`;
       track.pendingNotes.push(pluginMessage(note, this.deps.newId()));
       this.deps.log(`took over the interrupted Work of ${id}`);
