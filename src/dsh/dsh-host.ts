@@ -15,7 +15,7 @@ import { LiveBinding } from './live-binding';
 import { Panel } from './panel';
 import { Poller } from './poller';
 import { optionalServices, textOf, type HostAgent, type HostContext, type PreStepArgs, type PreStepDecision, type RequestErrorArgs, type SessionEvent, type UserMessageLike } from './ports';
-import { registerPrompt } from './prompt';
+import { promptFor, registerPrompt } from './prompt';
 import { QueueGrant } from './queue-grant';
 import type { RowConfig } from './row-config';
 import { StretchCounter } from './stretch-counter';
@@ -108,22 +108,32 @@ export class DshHost {
 
   start(): void {
     const { ctx } = this;
-    const after: AfterToolCall = (call) => this.afterToolCall(call);
-    for (const tool of TOOLS) ctx.tools.register(bridgeTool(tool, (exec) => this.toolContext(exec.agent, exec.signal), after));
-
+    for (const tool of TOOLS) ctx.tools.register(this.bridged(tool.name));
     ctx.on('agent/created', ({ agent }: { agent: HostAgent }) => this.onCreated(agent));
     ctx.on('agent/status', ({ agent, status }: { agent: HostAgent; status: string }) => this.onStatus(agent, status));
     ctx.on('agent/inbox/inserted', ({ agent, message }: { agent: HostAgent; message: UserMessageLike }) => this.onInbox(agent, message));
     ctx.on('agent/disposed', ({ agent }: { agent: HostAgent }) => void this.release(agent.id));
     ctx.on('session/event', (session: { id: string }, event: SessionEvent) => this.onSessionEvent(session, event));
     ctx.on('agent/pre-step', (args: PreStepArgs, next: () => Promise<PreStepDecision>) => this.onPreStep(args, next));
-    ctx.on('agent/request-error', async (args: RequestErrorArgs, next: () => Promise<unknown>) => {
-      const upstream = await next();
-      if (upstream) return upstream;
-      return this.continuation.onRequestError(args);
-    });
-    registerPrompt(optionalServices.systemPrompt(ctx), this.tracker);
+    ctx.on('agent/request-error', (args: RequestErrorArgs, next: () => Promise<unknown>) => this.onRequestError(args, next));
+    this.begin();
+    ctx.effect(() => () => this.dispose());
+  }
 
+  /** The bridged tool `name` (registered by start(), or by the plugin's first-load layer that hands calls over). */
+  bridged(name: string) {
+    const tool = TOOLS.find((t) => t.name === name);
+    if (!tool) throw new Error(`no tool ${name}`);
+    const after: AfterToolCall = (call) => this.afterToolCall(call);
+    return bridgeTool(tool, (exec) => this.toolContext(exec.agent, exec.signal), after);
+  }
+
+  /**
+   * What starts with the host: the prompt section (unless the first-load layer registered it and asks `promptText`),
+   * config.yaml's first read, the poller and crash recovery.
+   */
+  begin(options: { prompt?: boolean } = {}): void {
+    if (options.prompt !== false) registerPrompt(optionalServices.systemPrompt(this.ctx), this.tracker);
     // config.yaml is read right away, so a session created later knows its binding before its first prompt.
     void this.binding.refresh().then((settings) => {
       if (this.lifetime.signal.aborted) return;
@@ -135,7 +145,17 @@ export class DshHost {
         .then((recovery) => recovery.scanAtStart())
         .catch((error: unknown) => log(`resuming interrupted sessions failed: ${messageOf(error)}`));
     });
-    ctx.effect(() => () => this.dispose());
+  }
+
+  /** The system prompt section's text for an agent (see prompt.ts). */
+  promptText(agentId: string | undefined): string {
+    return promptFor(this.tracker, agentId);
+  }
+
+  async onRequestError(args: RequestErrorArgs, next: () => Promise<unknown>): Promise<unknown> {
+    const upstream = await next();
+    if (upstream) return upstream;
+    return this.continuation.onRequestError(args);
   }
 
   /** Crash recovery, loaded once. */
@@ -163,7 +183,7 @@ export class DshHost {
     }
   }
 
-  private onCreated(agent: HostAgent): void {
+  onCreated(agent: HostAgent): void {
     try {
       const track = this.tracker.add(agent);
       this.binding.apply(track);
@@ -181,7 +201,7 @@ export class DshHost {
     await (await this.crashRecovery()).onAttached(track);
   }
 
-  private onStatus(agent: HostAgent, status: string): void {
+  onStatus(agent: HostAgent, status: string): void {
     // A restored session can show up through its first status rather than agent/created.
     if (!this.tracker.get(agent.id)) this.onCreated(agent);
     const track = this.tracker.get(agent.id);
@@ -201,7 +221,7 @@ export class DshHost {
     this.settler.onIdle(track);
   }
 
-  private onInbox(agent: HostAgent, message: UserMessageLike): void {
+  onInbox(agent: HostAgent, message: UserMessageLike): void {
     if (message?.source?.kind !== 'user') return;
     const track = this.tracker.get(agent.id);
     if (!track || track.subagent) return;
@@ -216,7 +236,7 @@ export class DshHost {
     inBackground(track, this.binding.refresh(), log, 'reading config.yaml');
   }
 
-  private onSessionEvent(session: { id: string }, event: SessionEvent): void {
+  onSessionEvent(session: { id: string }, event: SessionEvent): void {
     const track = this.tracker.get(session.id);
     if (!track || track.subagent) return;
     this.panel.observe(track, event);
@@ -227,7 +247,7 @@ export class DshHost {
   }
 
   /** Publishes the panel, then adds this turn's queue and pending notes to the step's messages. */
-  private async onPreStep(args: PreStepArgs, next: () => Promise<PreStepDecision>): Promise<PreStepDecision> {
+  async onPreStep(args: PreStepArgs, next: () => Promise<PreStepDecision>): Promise<PreStepDecision> {
     const track = this.tracker.get(args.agent.id);
     if (!track || track.subagent) return next();
     await Promise.race([track.ready, this.deps.clock.wait(READY_WAIT_MS, [this.lifetime.signal])]);
@@ -238,7 +258,7 @@ export class DshHost {
     return extra.length ? { ...decision, messages: [...decision.messages, ...extra] } : decision;
   }
 
-  private async release(id: string): Promise<void> {
+  async release(id: string): Promise<void> {
     const track = this.tracker.remove(id);
     if (track) await Promise.allSettled([...track.background]);
   }

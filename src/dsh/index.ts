@@ -1,5 +1,6 @@
-// The dsh plugin entry: named exports only (no default export); it only wires dsh to the host-neutral engine.
-import { DshHost } from './dsh-host';
+// The dsh plugin entry: named exports only (no default export); it only wires dsh to the host-neutral engine, and its
+// first load stays small (the engine, the Dida client, zod and yaml load when a session may be bound).
+import { LazyHost } from './lazy-host';
 import type { HostContext } from './ports';
 import { RowConfig } from './row-config';
 
@@ -10,5 +11,5 @@ export const Config = RowConfig;
 export type Config = RowConfig;
 
 export function apply(ctx: HostContext, config: Config): void {
-  new DshHost(ctx, config).start();
+  new LazyHost(ctx, config).start();
 }

@@ -1,44 +1,155 @@
-// The plugin row's config schema (a Standard Schema that cordis validates and fills with defaults).
-import * as z from 'zod/mini';
+// The plugin row's config: a small hand-written Standard Schema (cordis validates it and fills in the defaults), kept
+// free of libraries so the plugin's first load stays small.
 
 export const DEFAULT_BACKOFF_SECONDS = [30, 60, 120, 300, 600];
 export const DEFAULT_QUEUE_TRIGGERS = ['检查todo'];
 
-/** Names a misspelled key: zod/mini's default message for it is only "Invalid input" at the object, without the key. */
-const unknownKeys = {
-  error: (issue: { code?: string; keys?: readonly string[] }) =>
-    issue.code === 'unrecognized_keys' && issue.keys?.length ? `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}` : undefined,
+export interface DidaAccess {
+  /** `dida365` (China, default) or `ticktick` (international). */
+  region: 'dida365' | 'ticktick';
+  /** Explicit Open API base URL, e.g. a simulator; wins over region. */
+  baseUrl?: string;
+  /** Use the official `dida` CLI at this command instead of direct HTTP. */
+  didaCommand?: string;
+  /** Per-request timeout in milliseconds. */
+  timeoutMs: number;
+}
+
+export interface RowConfig {
+  /** Language of everything written into Dida and shown to the model: zh (default) or en. */
+  locale: 'zh' | 'en';
+  /** How many times a stopped session is resumed automatically; 0 turns auto-continuation off. */
+  maxAutoContinue: number;
+  /** Delays in seconds before each automatic resume; the last one repeats. */
+  backoff: number[];
+  /** Poll the bound list for new work while the session is idle. */
+  poll: boolean;
+  /** Minutes between polls. */
+  pollIntervalMinutes: number;
+  /** Exact human messages that allow one turn to pick work from the whole queue. */
+  queueTriggers: string[];
+  /** Path of config.yaml (default ~/.config/dida-todo/config.yaml). */
+  configPath?: string;
+  /** Directory of state.json and locks (default ~/.local/state/dida-todo). */
+  stateDir?: string;
+  /** How to reach Dida. */
+  dida: DidaAccess;
+}
+
+interface Issue {
+  message: string;
+  path?: PropertyKey[];
+}
+
+type Field = (value: unknown, path: string[], issues: Issue[]) => unknown;
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function integer(min: number, max: number): Field {
+  return (v, path, issues) => {
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) issues.push({ message: `expected an integer from ${min} to ${max}`, path });
+    return v;
+  };
+}
+
+function oneOf(values: readonly string[]): Field {
+  return (v, path, issues) => {
+    if (typeof v !== 'string' || !values.includes(v)) issues.push({ message: `expected one of ${values.map((x) => JSON.stringify(x)).join(', ')}`, path });
+    return v;
+  };
+}
+
+const nonEmptyString: Field = (v, path, issues) => {
+  if (typeof v !== 'string' || v.length === 0) issues.push({ message: 'expected a non-empty string', path });
+  return v;
 };
 
-const DidaAccess = z.strictObject({
-  /** `dida365` (China, default) or `ticktick` (international). */
-  region: z._default(z.enum(['dida365', 'ticktick']), 'dida365'),
-  /** Explicit Open API base URL, e.g. a simulator; wins over region. */
-  baseUrl: z.optional(z.string().check(z.minLength(1))),
-  /** Use the official `dida` CLI at this command instead of direct HTTP. */
-  didaCommand: z.optional(z.string().check(z.minLength(1))),
-  /** Per-request timeout in milliseconds. */
-  timeoutMs: z._default(z.number().check(z.int(), z.minimum(1000), z.maximum(120_000)), 15_000),
-}, unknownKeys);
+const boolean: Field = (v, path, issues) => {
+  if (typeof v !== 'boolean') issues.push({ message: 'expected true or false', path });
+  return v;
+};
 
-export const RowConfig = z.strictObject({
-  /** Language of everything written into Dida and shown to the model: zh (default) or en. */
-  locale: z._default(z.enum(['zh', 'en']), 'zh'),
-  /** How many times a stopped session is resumed automatically; 0 turns auto-continuation off. */
-  maxAutoContinue: z._default(z.number().check(z.int(), z.minimum(0), z.maximum(50)), 5),
-  /** Delays in seconds before each automatic resume; the last one repeats. */
-  backoff: z._default(z.array(z.number().check(z.minimum(0), z.maximum(86_400))).check(z.minLength(1)), DEFAULT_BACKOFF_SECONDS),
-  /** Poll the bound list for new work while the session is idle. */
-  poll: z._default(z.boolean(), false),
-  /** Minutes between polls. */
-  pollIntervalMinutes: z._default(z.number().check(z.int(), z.minimum(1), z.maximum(1440)), 10),
-  /** Exact human messages that allow one turn to pick work from the whole queue. */
-  queueTriggers: z._default(z.array(z.string().check(z.minLength(1))).check(z.minLength(1)), DEFAULT_QUEUE_TRIGGERS),
-  /** Path of config.yaml (default ~/.config/dida-todo/config.yaml). */
-  configPath: z.optional(z.string().check(z.minLength(1))),
-  /** Directory of state.json and locks (default ~/.local/state/dida-todo). */
-  stateDir: z.optional(z.string().check(z.minLength(1))),
-  /** How to reach Dida. */
-  dida: z._default(DidaAccess, { region: 'dida365', timeoutMs: 15_000 }),
-}, unknownKeys);
-export type RowConfig = z.infer<typeof RowConfig>;
+function list(item: Field): Field {
+  return (v, path, issues) => {
+    if (!Array.isArray(v) || v.length === 0) {
+      issues.push({ message: 'expected a non-empty list', path });
+      return v;
+    }
+    v.forEach((x, i) => item(x, [...path, String(i)], issues));
+    return [...v];
+  };
+}
+
+const seconds: Field = (v, path, issues) => {
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 86_400) issues.push({ message: 'expected seconds from 0 to 86400', path });
+  return v;
+};
+
+interface Shape {
+  [key: string]: { field: Field; default?: () => unknown };
+}
+
+/** Validates an object against a shape: unknown keys are named, missing keys take their defaults. */
+function object(shape: Shape): Field {
+  return (v, path, issues) => {
+    const input = v === undefined ? {} : v;
+    if (!isObject(input)) {
+      issues.push({ message: 'expected an object', path });
+      return v;
+    }
+    const unknown = Object.keys(input).filter((k) => !(k in shape));
+    if (unknown.length) issues.push({ message: `unknown key${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => JSON.stringify(k)).join(', ')}`, path });
+    const out: Record<string, unknown> = {};
+    for (const [key, { field, default: fallback }] of Object.entries(shape)) {
+      if (input[key] === undefined) {
+        if (fallback) out[key] = fallback();
+        continue;
+      }
+      out[key] = field(input[key], [...path, key], issues);
+    }
+    return out;
+  };
+}
+
+const DIDA_SHAPE: Shape = {
+  region: { field: oneOf(['dida365', 'ticktick']), default: () => 'dida365' },
+  baseUrl: { field: nonEmptyString },
+  didaCommand: { field: nonEmptyString },
+  timeoutMs: { field: integer(1000, 120_000), default: () => 15_000 },
+};
+
+const ROW_SHAPE: Shape = {
+  locale: { field: oneOf(['zh', 'en']), default: () => 'zh' },
+  maxAutoContinue: { field: integer(0, 50), default: () => 5 },
+  backoff: { field: list(seconds), default: () => [...DEFAULT_BACKOFF_SECONDS] },
+  poll: { field: boolean, default: () => false },
+  pollIntervalMinutes: { field: integer(1, 1440), default: () => 10 },
+  queueTriggers: { field: list(nonEmptyString), default: () => [...DEFAULT_QUEUE_TRIGGERS] },
+  configPath: { field: nonEmptyString },
+  stateDir: { field: nonEmptyString },
+  dida: { field: object(DIDA_SHAPE), default: () => ({ region: 'dida365', timeoutMs: 15_000 }) },
+};
+
+/** Every key of the row config (for the patch file's comments). */
+export const ROW_CONFIG_KEYS: readonly string[] = Object.keys(ROW_SHAPE);
+export const DIDA_ACCESS_KEYS: readonly string[] = Object.keys(DIDA_SHAPE);
+
+const validateRow = object(ROW_SHAPE);
+
+type Result = { value: RowConfig; issues?: undefined } | { issues: Issue[] };
+
+function validate(value: unknown): Result {
+  const issues: Issue[] = [];
+  const out = validateRow(value, [], issues) as RowConfig;
+  return issues.length ? { issues } : { value: out };
+}
+
+/** The row config as a Standard Schema (what cordis accepts as a plugin `Config`). */
+export const RowConfig = {
+  '~standard': { version: 1 as const, vendor: 'dida-todo', validate },
+  /** Like zod's safeParse, for callers and tests. */
+  safeParse(value: unknown): { success: true; data: RowConfig } | { success: false; issues: Issue[] } {
+    const result = validate(value);
+    return 'value' in result && result.value ? { success: true, data: result.value } : { success: false, issues: result.issues ?? [] };
+  },
+};

@@ -1,6 +1,6 @@
 // Registers the host-neutral tools with dsh: JSON Schema parameters, text rendering, per-call context.
 import type { ParameterSpec, ToolContext, ToolDefinition, ToolResult } from '../core/tools';
-import { renderResult } from '../core/tools';
+import { renderResult } from '../core/tools/tool-types';
 import type { HostToolDefinition, ToolExecution } from './ports';
 
 /** Converts our parameter specs to the JSON Schema subset the dsh tool registry accepts. */

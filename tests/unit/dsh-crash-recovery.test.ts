@@ -288,7 +288,7 @@ describe('headless take-over', () => {
     const track = t.deps.tracker.add(fakeAgent('session-new', { cwd: CWD }));
     track.binding = { cwd: CWD, projectId: 'list-1' };
     await t.recovery.onAttached(track);
-    expect(t.engine.switchTo).toHaveBeenCalledWith('session-new', 'list-1', 'w1');
+    expect(t.engine.switchTo).toHaveBeenCalledWith('session-new', 'list-1', 'w1', { inheritFrom: ['session-old'] });
     expect(track.pendingNotes).toHaveLength(1);
     const note = track.pendingNotes[0]!.content[0]!.text;
     expect(note).toContain('An interrupted session');
@@ -468,7 +468,7 @@ describe('crash recovery edges', () => {
     const track = t.deps.tracker.add(fakeAgent('session-new', { cwd: CWD }));
     track.binding = { cwd: CWD, projectId: 'list-1' };
     await t.recovery.onAttached(track);
-    expect(t.engine.switchTo).toHaveBeenCalledWith('session-new', 'list-1', 'w2');
+    expect(t.engine.switchTo).toHaveBeenCalledWith('session-new', 'list-1', 'w2', { inheritFrom: ['session-newer'] });
     expect(marker(t)).toBeDefined();
 
     for (const extra of [{ currentWork: undefined }, { currentWork: 'w9' }]) {

@@ -5,16 +5,8 @@ import { bindList, checkList, unbindList } from '../bindings';
 import { fenceUntrusted, UNTRUSTED_PREAMBLE } from '../text-guard';
 import { MODEL_BUDGET, withinBudget } from './model-budget';
 import { runTool } from './tool-runner';
-import type { ParameterSpec, ToolContext, ToolDefinition, ToolResult } from './tool-types';
-
-export const SETUP_DESCRIPTION = `Connect this directory to a Dida (滴答清单) list.
-status: binding and reachability. bind (only when the person asks): list_name (an open list with that name, else a new one) or list_id. unbind. login_check: test the token; if it fails, tell the person to run \`dida-todo login --token <token>\` in a terminal, never to paste it here.`;
-
-export const SETUP_PARAMETERS: Record<string, ParameterSpec> = {
-  action: { type: 'string', required: true, enum: ['status', 'bind', 'unbind', 'login_check'] },
-  list_name: { type: 'string', description: 'bind: list name' },
-  list_id: { type: 'string', description: 'bind: list id' },
-};
+import type { ToolContext, ToolDefinition, ToolResult } from './tool-types';
+import { SETUP_DESCRIPTION, SETUP_PARAMETERS } from './tool-specs';
 
 export const setupTool: ToolDefinition = {
   name: 'dida_todo_setup',
@@ -65,3 +57,5 @@ async function run(args: Record<string, unknown>, ctx: ToolContext): Promise<Too
       return { code: 'invalid_argument', message: `Unknown action ${JSON.stringify(args.action)}.` };
   }
 }
+
+export { SETUP_DESCRIPTION, SETUP_PARAMETERS };

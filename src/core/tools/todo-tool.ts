@@ -4,46 +4,11 @@ import type { SettablePriorityLevel } from '../schedule';
 import { findStep } from '../step-ops';
 import { keyOf } from '../work-io';
 import { boundOrResult, isResult, runTool } from './tool-runner';
-import type { ParameterSpec, ToolContext, ToolDefinition, ToolResult } from './tool-types';
+import type { ToolContext, ToolDefinition, ToolResult } from './tool-types';
+import { TODO_DESCRIPTION, STEP_STATUS, TODO_PARAMETERS } from './tool-specs';
 import { fenceUntrusted, UNTRUSTED_PREAMBLE } from '../text-guard';
 import { SETTLED, visibleSteps } from '../work-state';
 import { panelItems, personChanges, renderWork, stepLine, transitionsLine } from './work-view';
-
-export const TODO_DESCRIPTION = `Steps of the current Dida Work (one open task in the bound list = one request from the person); use instead of todo_write.
-create: add steps; with no current Work, work_title (and priority) starts one. update: status by step id or exact title; completed needs a resolution (what changed, how verified), skipped the reason. list; get; delete (your step); clear (your unfinished steps).`;
-
-const STEP_STATUS = ['pending', 'in_progress', 'completed', 'skipped'] as const;
-
-export const TODO_PARAMETERS: Record<string, ParameterSpec> = {
-  action: { type: 'string', required: true, enum: ['create', 'update', 'list', 'get', 'delete', 'clear'] },
-  work_title: { type: 'string', description: 'create: new Work title' },
-  priority: { type: 'string', enum: ['low', 'medium', 'high'] },
-  steps: {
-    type: 'array',
-    items: {
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        title: { type: 'string', required: true },
-        status: { type: 'string', enum: ['pending', 'in_progress'] },
-      },
-    },
-  },
-  updates: {
-    type: 'array',
-    items: {
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        step: { type: 'string', required: true, description: 'id or exact title' },
-        status: { type: 'string', enum: STEP_STATUS },
-        resolution: { type: 'string' },
-        title: { type: 'string', description: 'rename (your steps)' },
-      },
-    },
-  },
-  step: { type: 'string', description: 'get/delete: id or exact title' },
-};
 
 type StepArg = { title: string; status?: 'pending' | 'in_progress' };
 type UpdateArg = { step: string; status?: (typeof STEP_STATUS)[number]; resolution?: string; title?: string };
@@ -140,3 +105,5 @@ function changed(message: string, result: StepChangeResult): ToolResult {
     data: panelItems(result.work),
   };
 }
+
+export { TODO_DESCRIPTION, TODO_PARAMETERS };

@@ -4,22 +4,9 @@ import { renderQueuePayload, type QueuePayloadStrings } from '../queue-policy';
 import { keyOf } from '../work-io';
 import { visibleSteps, SETTLED } from '../work-state';
 import { boundOrResult, isResult, runTool } from './tool-runner';
-import type { ParameterSpec, ToolContext, ToolDefinition, ToolResult } from './tool-types';
+import type { ToolContext, ToolDefinition, ToolResult } from './tool-types';
+import { TODO_WORK_DESCRIPTION, TODO_WORK_PARAMETERS } from './tool-specs';
 import { panelItems, renderWork } from './work-view';
-
-export const TODO_WORK_DESCRIPTION = `Works of the bound Dida list.
-list: executable Works, by priority. next: take the top one (only after the person's queue phrase or a poll note). switch: make \`work\` current. refresh: re-read Dida. finish_current: send for review now. wait_for_human: you need the person; give the reason, then stop. resume: continue a waiting Work. keep_open: keep=true stops automatic review.`;
-
-export const TODO_WORK_PARAMETERS: Record<string, ParameterSpec> = {
-  action: {
-    type: 'string',
-    required: true,
-    enum: ['list', 'switch', 'next', 'refresh', 'finish_current', 'wait_for_human', 'resume', 'keep_open'],
-  },
-  work: { type: 'string', description: 'switch/resume: Work id' },
-  reason: { type: 'string', description: 'wait_for_human: what you need, for the person' },
-  keep: { type: 'boolean' },
-};
 
 const QUEUE_STRINGS: QueuePayloadStrings = {
   heading: 'Executable Works in the bound Dida list, highest priority first',
@@ -103,3 +90,5 @@ async function run(args: Record<string, unknown>, ctx: ToolContext): Promise<Too
       return { code: 'invalid_argument', message: `Unknown action ${JSON.stringify(action)}.` };
   }
 }
+
+export { TODO_WORK_DESCRIPTION, TODO_WORK_PARAMETERS };

@@ -1,0 +1,211 @@
+// The plugin's first load: registers the tools and the hooks, and loads the rest (the engine, the Dida client, zod and
+// yaml) only once a session may be bound, a tool is called, or something has to run at start.
+import { readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { SETUP_DESCRIPTION, SETUP_PARAMETERS, TODO_DESCRIPTION, TODO_PARAMETERS, TODO_WORK_DESCRIPTION, TODO_WORK_PARAMETERS } from '../core/tools/tool-specs';
+import { renderResult, type ParameterSpec, type ToolResult } from '../core/tools/tool-types';
+import { resolvePaths } from '../store/paths';
+import { isSubagent } from './agent-tracker';
+import { PROMPT_SECTION_NAME, PROMPT_SECTION_ORDER } from './prompt';
+import type { DshHost } from './dsh-host';
+import type { HostAgent, HostContext, HostToolDefinition, PreStepArgs, PreStepDecision, RequestErrorArgs, SessionEvent, ToolExecution, UserMessageLike } from './ports';
+import type { RowConfig } from './row-config';
+import { toJsonSchema } from './tool-bridge';
+
+const TOOL_SPECS: ReadonlyArray<{ name: string; description: string; parameters: Record<string, ParameterSpec> }> = [
+  { name: 'todo', description: TODO_DESCRIPTION, parameters: TODO_PARAMETERS },
+  { name: 'todo_work', description: TODO_WORK_DESCRIPTION, parameters: TODO_WORK_PARAMETERS },
+  { name: 'dida_todo_setup', description: SETUP_DESCRIPTION, parameters: SETUP_PARAMETERS },
+];
+/** What an unbound session is not shown; a subagent is shown none of the tools (as the full host does). */
+const BOUND_ONLY_TOOLS = ['todo', 'todo_work'];
+const ALL_TOOLS = TOOL_SPECS.map((t) => t.name);
+
+function log(line: string): void {
+  process.stderr.write(`[dida-todo] ${line}\n`);
+}
+
+/**
+ * Stands in for the full host until it is needed: every hook is registered at once (dsh allows no later
+ * registration of tools), and while no session can be bound each hook does nothing but let dsh go on. The full host
+ * is loaded when a session's directory may be bound (config.yaml names it or a parent of it), when a tool is called,
+ * or at start when polling is on or a crashed session may need resuming; from then on every hook is handed over,
+ * and the sessions seen so far are introduced to it.
+ */
+export class LazyHost {
+  private host: DshHost | undefined;
+  private loading: Promise<DshHost> | undefined;
+  private disposed = false;
+  private readonly seen = new Map<string, HostAgent>();
+  private readonly lifts = new Map<string, () => void>();
+  /** Each session's last todo/write (the model's own todos count as unfinished work for continuation). */
+  private readonly todos = new Map<string, { session: { id: string }; event: SessionEvent }>();
+  private config: { file: string; mtimeMs: number; text: string } | undefined;
+  private readonly paths: ReturnType<typeof resolvePaths>;
+
+  constructor(
+    private readonly ctx: HostContext,
+    private readonly row: RowConfig,
+  ) {
+    this.paths = resolvePaths(process.env, { configPath: row.configPath, stateDir: row.stateDir });
+  }
+
+  start(): void {
+    const { ctx } = this;
+    for (const spec of TOOL_SPECS) ctx.tools.register(this.tool(spec));
+    ctx.on('agent/created', ({ agent }: { agent: HostAgent }) => this.onAgent(agent, (h) => h.onCreated(agent)));
+    ctx.on('agent/status', ({ agent, status }: { agent: HostAgent; status: string }) => this.onAgent(agent, (h) => h.onStatus(agent, status)));
+    ctx.on('agent/inbox/inserted', ({ agent, message }: { agent: HostAgent; message: UserMessageLike }) => this.when((h) => h.onInbox(agent, message)));
+    ctx.on('agent/disposed', ({ agent }: { agent: HostAgent }) => {
+      this.forget(agent.id);
+      this.when((h) => void h.release(agent.id));
+    });
+    ctx.on('session/event', (session: { id: string }, event: SessionEvent) => {
+      if (!this.host && !this.loading && event?.type === 'todo/write') this.todos.set(session.id, { session, event });
+      this.when((h) => h.onSessionEvent(session, event));
+    });
+    ctx.on('agent/pre-step', async (args: PreStepArgs, next: () => Promise<PreStepDecision>) => {
+      const host = await this.current();
+      return host ? host.onPreStep(args, next) : next();
+    });
+    // A failed model request may be continued in any session (bound or not): the host loads for it.
+    ctx.on('agent/request-error', async (args: RequestErrorArgs, next: () => Promise<unknown>) => (await this.load()).onRequestError(args, next));
+    (ctx.get('systemPrompt') as { section?: (s: { name: string; order: number; text: (c: { agent?: { id: string } }) => string }) => unknown } | undefined)?.section?.({
+      name: PROMPT_SECTION_NAME,
+      order: PROMPT_SECTION_ORDER,
+      text: (context) => this.host?.promptText(context.agent?.id) ?? '',
+    });
+    ctx.effect(() => () => this.dispose());
+    if (this.neededAtStart()) void this.load().catch((error: unknown) => log(`starting failed: ${error instanceof Error ? error.message : String(error)}`));
+  }
+
+  /** Whether the full host was loaded (or is loading). */
+  get loaded(): boolean {
+    return this.loading !== undefined;
+  }
+
+  /** The full host, loading it on first use. */
+  load(): Promise<DshHost> {
+    this.loading ??= import('./dsh-host').then(({ DshHost }) => {
+      const host = new DshHost(this.ctx, this.row);
+      for (const lift of this.lifts.values()) lift();
+      this.lifts.clear();
+      host.begin({ prompt: false });
+      for (const agent of this.seen.values()) host.onCreated(agent);
+      for (const { session, event } of this.todos.values()) host.onSessionEvent(session, event);
+      this.todos.clear();
+      this.host = host;
+      if (this.disposed) void host.dispose();
+      return host;
+    });
+    return this.loading;
+  }
+
+  /** The host when it is loaded or loading; undefined while nothing needs it. */
+  private async current(): Promise<DshHost | undefined> {
+    return this.host ?? (this.loading ? this.loading : undefined);
+  }
+
+  /** Runs `fn` on the host now, after it loads, or not at all while it is not needed. */
+  private when(fn: (host: DshHost) => void): void {
+    if (this.host) fn(this.host);
+    else if (this.loading) void this.loading.then(fn, () => undefined);
+  }
+
+  private onAgent(agent: HostAgent, fn: (host: DshHost) => void): void {
+    if (this.host || this.loading) {
+      this.when(fn);
+      return;
+    }
+    if (this.seen.has(agent.id)) return;
+    this.seen.set(agent.id, agent);
+    const subagent = isSubagent(agent);
+    const cwd = agent.session?.header?.cwd;
+    if (!subagent && cwd && this.mayBeBound(cwd)) {
+      void this.load().catch((error: unknown) => log(`loading failed: ${error instanceof Error ? error.message : String(error)}`));
+      return;
+    }
+    // As the full host does: an unbound session sees only dida_todo_setup, a subagent none of the tools.
+    const tools = agent.ctx?.tools;
+    if (!tools) return;
+    try {
+      this.lifts.set(agent.id, tools.restrict({ deny: subagent ? ALL_TOOLS : BOUND_ONLY_TOOLS }));
+    } catch (error) {
+      log(`could not hide the Dida tools from session ${agent.id}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  private forget(id: string): void {
+    this.seen.delete(id);
+    this.todos.delete(id);
+    const lift = this.lifts.get(id);
+    this.lifts.delete(id);
+    try {
+      lift?.();
+    } catch {
+      // The agent's scope is already gone, and its restriction with it.
+    }
+  }
+
+  private tool(spec: (typeof TOOL_SPECS)[number]): HostToolDefinition {
+    return {
+      name: spec.name,
+      description: spec.description,
+      parameters: toJsonSchema(spec.parameters),
+      output: { schema: {}, render: (_args, value: ToolResult) => [{ type: 'text', text: renderResult(value) }] },
+      execute: async (args: unknown, exec: ToolExecution) => (await this.load()).bridged(spec.name).execute(args, exec),
+    };
+  }
+
+  /**
+   * Whether config.yaml may bind `cwd`: it names the directory or one of its parents (read as text, without a YAML
+   * parser), or it holds escapes that could hide one. A false "maybe" only loads the host; a false "no" cannot happen
+   * for files written by dida-todo, which writes paths as they are.
+   */
+  private mayBeBound(cwd: string): boolean {
+    const text = this.configText();
+    if (text === undefined) return false;
+    if (text.includes('\\')) return true;
+    for (let dir = path.resolve(cwd); ; dir = path.dirname(dir)) {
+      // The whole path as one value: nothing but a quote, a space or the line's end may follow it.
+      for (let at = text.indexOf(dir); at >= 0; at = text.indexOf(dir, at + 1)) {
+        const after = text[at + dir.length];
+        if (after === undefined || after === '\n' || after === '\r' || after === '"' || after === "'" || after === ' ' || after === '#') return true;
+      }
+      if (path.dirname(dir) === dir) return false;
+    }
+  }
+
+  private configText(): string | undefined {
+    const file = this.paths.configFile;
+    try {
+      const mtimeMs = statSync(file).mtimeMs;
+      if (this.config?.file !== file || this.config.mtimeMs !== mtimeMs) this.config = { file, mtimeMs, text: readFileSync(file, 'utf8') };
+      return this.config.text;
+    } catch {
+      // No config.yaml (or it cannot be read): no directory is bound.
+      return undefined;
+    }
+  }
+
+  /** Polling is on, or a session of this machine was cut off mid-turn (crash recovery looks at start). */
+  private neededAtStart(): boolean {
+    if (this.row.poll) return true;
+    const config = this.configText();
+    if (config !== undefined && /^\s*poll\s*:/m.test(config)) return true;
+    for (const file of [this.paths.stateFile, `${this.paths.stateFile}.log`]) {
+      try {
+        if (readFileSync(file, 'utf8').includes('"turnOpenSince"')) return true;
+      } catch {
+        // No state file: nothing was interrupted.
+      }
+    }
+    return false;
+  }
+
+  private async dispose(): Promise<void> {
+    this.disposed = true;
+    for (const id of [...this.lifts.keys()]) this.forget(id);
+    if (this.host) await this.host.dispose();
+  }
+}
