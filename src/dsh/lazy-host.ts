@@ -7,6 +7,7 @@ import { renderResult, type ParameterSpec, type ToolResult } from '../core/tools
 import { resolvePaths } from '../store/paths';
 import { isSubagent } from './agent-tracker';
 import { PROMPT_SECTION_NAME, PROMPT_SECTION_ORDER } from './prompt';
+import { SYSTEM_PROMPT_SECTION } from './prompt-text';
 import type { DshHost } from './dsh-host';
 import type { HostAgent, HostContext, HostToolDefinition, PreStepArgs, PreStepDecision, RequestErrorArgs, SessionEvent, ToolExecution, UserMessageLike } from './ports';
 import type { RowConfig } from './row-config';
@@ -73,7 +74,7 @@ export class LazyHost {
     (ctx.get('systemPrompt') as { section?: (s: { name: string; order: number; text: (c: { agent?: { id: string } }) => string }) => unknown } | undefined)?.section?.({
       name: PROMPT_SECTION_NAME,
       order: PROMPT_SECTION_ORDER,
-      text: (context) => this.host?.promptText(context.agent?.id) ?? '',
+      text: (context) => this.promptText(context.agent?.id),
     });
     ctx.effect(() => () => this.dispose());
     if (this.neededAtStart()) void this.load().catch((error: unknown) => log(`starting failed: ${error instanceof Error ? error.message : String(error)}`));
@@ -133,6 +134,18 @@ export class LazyHost {
     } catch (error) {
       log(`could not hide the Dida tools from session ${agent.id}: ${error instanceof Error ? error.message : String(error)}`);
     }
+  }
+
+  /**
+   * The prompt section for an agent: the host's answer once it knows the session's binding; until then (dsh may build
+   * the first request while the host still loads) config.yaml's text decides.
+   */
+  private promptText(agentId: string | undefined): string {
+    const fromHost = this.host?.promptText(agentId) ?? '';
+    if (fromHost || !agentId) return fromHost;
+    const agent = this.seen.get(agentId) ?? (this.ctx.agents.get(agentId) as HostAgent | undefined);
+    const cwd = agent?.session?.header?.cwd;
+    return agent && !isSubagent(agent) && cwd && this.mayBeBound(cwd) ? SYSTEM_PROMPT_SECTION : '';
   }
 
   private forget(id: string): void {
