@@ -89,10 +89,18 @@ export class LazyHost {
   load(): Promise<DshHost> {
     this.loading ??= import('./dsh-host').then(({ DshHost }) => {
       const host = new DshHost(this.ctx, this.row);
-      for (const lift of this.lifts.values()) lift();
-      this.lifts.clear();
       host.begin({ prompt: false });
-      for (const agent of this.seen.values()) host.onCreated(agent);
+      for (const agent of this.seen.values()) {
+        // The restriction placed here is handed over as the host's own, so the session's tools do not flicker.
+        const lift = this.lifts.get(agent.id);
+        if (lift) {
+          const track = host.tracker.add(agent);
+          track.liftRestriction = lift;
+          track.restriction = isSubagent(agent) ? 'subagent' : 'unbound';
+        }
+        host.onCreated(agent);
+      }
+      this.lifts.clear();
       for (const { session, event } of this.todos.values()) host.onSessionEvent(session, event);
       this.todos.clear();
       this.host = host;
