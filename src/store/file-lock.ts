@@ -1,9 +1,7 @@
 // Owns cross-process locks by key: an in-process FIFO queue in front of a fair ticket queue in a lock directory.
 import { createHash } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { localMutex } from './local-mutex';
-import { acquireQueueLock } from './lock-queue';
 
 export interface LockOptions {
   /**
@@ -86,7 +84,8 @@ export async function withLock<T>(
 
   const releaseLocal = await localMutex(lockPath).acquire(deadline, options.signal, timeoutError);
   try {
-    mkdirSync(path.dirname(lockPath), { recursive: true, mode: 0o700 });
+    // Loaded on first use (its own chunk in the bundle), so a process that never locks does not load it.
+    const { acquireQueueLock } = await import('./lock-queue');
     const held = await acquireQueueLock(lockPath, {
       staleMs,
       deadline,

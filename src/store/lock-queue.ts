@@ -79,6 +79,7 @@ export async function acquireQueueLock(lockPath: string, options: QueueLockOptio
   }
 }
 
+/** Creates the lock directory (and the locks folder beside the state, both 0700) if needed and queues in it. */
 function enqueue(dir: string): Ticket {
   for (let attempt = 1; ; attempt++) {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
