@@ -42,6 +42,7 @@ export async function acquireQueueLock(lockPath: string, options: QueueLockOptio
   let ticket = enqueue(lockPath);
   let touchedAt = Date.now();
   let waker: DirWaker | undefined;
+  let requeues = 0;
   try {
     for (;;) {
       const turn = takeTurn(lockPath, ticket, staleMs);
@@ -52,18 +53,21 @@ export async function acquireQueueLock(lockPath: string, options: QueueLockOptio
         touchedAt = Date.now();
         waker?.close();
         waker = undefined;
-        continue;
+        // Look again at once, unless the ticket keeps vanishing (then wait like any waiter before the next look).
+        if (++requeues <= 3) continue;
+      } else {
+        requeues = 0;
       }
       const now = Date.now();
       if (now >= deadline) throw options.timeoutError();
       if (now - touchedAt >= refreshIntervalMs(staleMs)) {
-        touch(path.join(lockPath, ticket.name), now);
+        touchIfExists(path.join(lockPath, ticket.name), now);
         touchedAt = now;
       }
       if (!waker) {
         // Watch first, then look once more, so a change between the last look and the watch is not missed.
         waker = new DirWaker(lockPath);
-        continue;
+        if (turn === 'wait') continue;
       }
       await waker.next(deadline - now, signal);
     }
@@ -227,6 +231,15 @@ function hold(dir: string, me: Ticket, options: QueueLockOptions): HeldQueueLock
 
 function touch(file: string, now: number): void {
   utimesSync(file, now / 1000, now / 1000);
+}
+
+/** Refreshes a waiter's ticket; a ticket already removed is noticed (and queued again) at the next look. */
+function touchIfExists(file: string, now: number): void {
+  try {
+    touch(file, now);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
 }
 
 /** Removes this caller's ticket and, when nobody else is queued, the lock directory; dead leftovers are swept first. */
