@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { LockTimeoutError, lockFileName, lockPathFor, withLock } from '../../src/store/file-lock';
+import { DirWaker, UNWATCHED_POLL_MS, WATCHED_POLL_MS } from '../../src/store/dir-waker';
 import { acquireQueueLock, type QueueLockOptions } from '../../src/store/lock-queue';
 import { HOST_TAG } from '../../src/store/lock-tickets';
 
@@ -291,5 +292,35 @@ describe('the queue in the lock directory', () => {
     expect(held.stillHeld()).toBe(true);
     held.release();
     expect(await readdir(lockDir)).toEqual([]);
+  });
+});
+
+describe('DirWaker', () => {
+  it('falls back to short polling when the directory cannot be watched', async () => {
+    const waker = new DirWaker(path.join(dir, 'missing'));
+    try {
+      expect(waker.pollMs).toBe(UNWATCHED_POLL_MS);
+      await expect(waker.next(60_000, undefined)).resolves.toBeUndefined();
+    } finally {
+      waker.close();
+    }
+  });
+
+  it('remembers a change that happened between two waits and rejects with the abort reason', async () => {
+    await mkdir(lockDir, { recursive: true });
+    const waker = new DirWaker(lockDir);
+    try {
+      expect(waker.pollMs).toBe(WATCHED_POLL_MS);
+      writeFileSync(path.join(lockDir, 'a'), '');
+      for (let i = 0; i < 100 && !(waker as unknown as { changed: boolean }).changed; i++) await tick();
+      expect((waker as unknown as { changed: boolean }).changed).toBe(true);
+      await waker.next(60_000, undefined);
+      const controller = new AbortController();
+      const waiting = waker.next(60_000, controller.signal);
+      controller.abort(new Error('stop'));
+      await expect(waiting).rejects.toThrow('stop');
+    } finally {
+      waker.close();
+    }
   });
 });
