@@ -1,6 +1,6 @@
 // Owns the cross-process half of a lock: a first-come-first-served queue of tickets in the lock directory, the owner
 // link that marks the holder, taking over from dead holders, and the heartbeat that tells a holder it lost the lock.
-import { linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, statSync, utimesSync, type Stats } from 'node:fs';
+import { linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, statSync, utimesSync } from 'node:fs';
 import path from 'node:path';
 import { DirWaker } from './dir-waker';
 import { createTicket, isDead, OWNER_FILE, parseTicket, readOwner, removeDeadScratch, removeFile, scratchName, statIfExists, ticketsInOrder, type Ticket } from './lock-tickets';
@@ -86,9 +86,9 @@ export async function acquireQueueLock(lockPath: string, options: QueueLockOptio
 /** Creates the lock directory (and the locks folder beside the state, both 0700) if needed and queues in it. */
 function enqueue(dir: string): Ticket {
   for (let attempt = 1; ; attempt++) {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const created = mkdirSync(dir, { recursive: true, mode: 0o700 }) !== undefined;
     try {
-      return createTicket(dir);
+      return createTicket(dir, created);
     } catch (error) {
       // A releaser removed the (then empty) directory between our mkdir and our ticket: make it again.
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 20) throw error;
@@ -146,12 +146,12 @@ function tryOwn(dir: string, me: Ticket, staleMs: number): 'held' | 'wait' | 're
  * took over), it is put back.
  */
 function takeOver(dir: string, judged: string, staleMs: number): void {
-  setOwnerAside(dir, (content, stat) => content === judged && isDead(parseTicket(content), stat, staleMs));
+  setOwnerAside(dir, (content, file) => content === judged && isDead(parseTicket(content), statSync(file), staleMs));
   if (parseTicket(judged)) removeFile(path.join(dir, judged));
 }
 
 /** Renames the owner link aside; removes it when `isGarbage` says so, otherwise links it back (unless someone owns it now). */
-function setOwnerAside(dir: string, isGarbage: (content: string, stat: Stats) => boolean): void {
+function setOwnerAside(dir: string, isGarbage: (content: string, file: string) => boolean): void {
   const owner = path.join(dir, OWNER_FILE);
   const aside = path.join(dir, scratchName());
   try {
@@ -162,7 +162,7 @@ function setOwnerAside(dir: string, isGarbage: (content: string, stat: Stats) =>
   }
   let garbage = false;
   try {
-    garbage = isGarbage(readFileSync(aside, 'utf8'), statSync(aside));
+    garbage = isGarbage(readFileSync(aside, 'utf8'), aside);
   } catch {
     // Unreadable right after our own rename: keep the conservative answer and put it back.
     garbage = false;

@@ -42,10 +42,11 @@ export function scratchName(): string {
 
 /**
  * Creates this process's next ticket in `dir`: one number past the highest ticket present, so it is served after
- * everyone already queued. Throws ENOENT when `dir` vanished (a releaser removed the empty directory): create it again.
+ * everyone already queued (`fresh`: the caller just created `dir`, so there is nothing to look at).
+ * Throws ENOENT when `dir` vanished (a releaser removed the empty directory): create it again.
  */
-export function createTicket(dir: string): Ticket {
-  const last = ticketsInOrder(readdirSync(dir)).at(-1);
+export function createTicket(dir: string, fresh = false): Ticket {
+  const last = fresh ? undefined : ticketsInOrder(readdirSync(dir)).at(-1);
   const seq = (last?.seq ?? 0) + 1;
   const name = `t-${String(seq).padStart(10, '0')}-${HOST_TAG}-${process.pid}-${randomBytes(8).toString('hex')}`;
   const fd = openSync(path.join(dir, name), 'wx', 0o600);
