@@ -150,6 +150,9 @@ interface ContentionFigures {
   handoffGapP99: number | undefined;
   /** Most acquisitions one process made in a row while others wanted the lock (1 = strict rotation). */
   longestStreak: number;
+  /** For each hand-off, how many sections of other processes ran while it waited (FIFO: at most processes − 1). */
+  sectionsAhead: Summary | undefined;
+  sectionsAheadP99: number | undefined;
   counterOk: boolean;
 }
 
@@ -189,8 +192,12 @@ async function contend(dir: string, processes: number, perProcess: number, holdM
     .sort((x, y) => x.at - y.at);
   const handoffs = grants.flatMap((g, i) => {
     const previous = grants[i - 1];
-    return previous && g.worker !== previous.worker ? [{ wait: g.wait, gap: g.at - previous.releasedAt }] : [];
+    if (!previous || g.worker === previous.worker) return [];
+    const asked = g.at - g.wait;
+    const ahead = grants.filter((other) => other.at > asked && other.at < g.at).length;
+    return [{ wait: g.wait, gap: g.at - previous.releasedAt, ahead }];
   });
+  const sectionsAhead = handoffs.map((h) => h.ahead);
   const handoffWaits = handoffs.map((h) => h.wait);
   const handoffGaps = handoffs.map((h) => h.gap);
   // Streaks count only while another process was still working through its sections (so a process left alone at the
@@ -221,6 +228,8 @@ async function contend(dir: string, processes: number, perProcess: number, holdM
     handoffGap: handoffGaps.length ? summarize(handoffGaps) : undefined,
     handoffGapP99: handoffGaps.length ? percentile(handoffGaps, 99) : undefined,
     longestStreak: processes > 1 ? longestStreak : 0,
+    sectionsAhead: sectionsAhead.length ? summarize(sectionsAhead) : undefined,
+    sectionsAheadP99: sectionsAhead.length ? percentile(sectionsAhead, 99) : undefined,
     counterOk: counter === acquisitions,
   };
 }
@@ -343,7 +352,7 @@ if (process.env.BENCH_LOCK_WORKER === '1') {
       };
       const handoffTable: BenchTable = {
         title: 'Hand-offs between processes on one Work lock, milliseconds',
-        columns: ['processes', 'section', 'hand-offs', 'wait p50', 'wait p95', 'wait p99', 'wait max', 'gap p50', 'gap p99', 'gap max', 'exclusion'],
+        columns: ['processes', 'section', 'hand-offs', 'wait p50', 'wait p95', 'wait p99', 'wait max', 'sections ahead p99', 'sections ahead max', 'gap p50', 'gap p99', 'gap max', 'exclusion'],
         rows: contention
           .filter((c) => c.processes > 1)
           .map((c) => [
@@ -354,13 +363,15 @@ if (process.env.BENCH_LOCK_WORKER === '1') {
             opt(c.handoffWait?.p95),
             opt(c.handoffWaitP99),
             opt(c.handoffWait?.max),
+            c.sectionsAheadP99 === undefined ? '–' : String(c.sectionsAheadP99),
+            c.sectionsAhead ? String(c.sectionsAhead.max) : '–',
             opt(c.handoffGap?.median),
             opt(c.handoffGapP99),
             opt(c.handoffGap?.max),
             c.counterOk ? 'ok' : 'LOST UPDATES',
           ]),
         notes: [
-          'Wait = the waits of the acquisitions that were hand-offs (from calling withLock to entering the section, so it includes the sections of the processes served first). Gap = how long the lock sat free during a hand-off: from the previous holder leaving its section to the next grant.',
+          'Wait = the waits of the acquisitions that were hand-offs (from calling withLock to entering the section, so it includes the sections of the processes served first). Sections ahead = sections of other processes that ran during that wait (served in arrival order: at most processes − 1). Gap = how long the lock sat free during a hand-off: from the previous holder leaving its section to the next grant.',
           'Exclusion: a counter incremented (read, +1, write) inside the section must end at processes × n.',
         ],
       };
