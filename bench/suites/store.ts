@@ -330,7 +330,7 @@ if (process.env.BENCH_LOCK_WORKER === '1') {
       const opt = (value: number | undefined) => (value === undefined ? '–' : ms(value));
       const lockTable: BenchTable = {
         title: 'Processes contending on one Work lock, milliseconds',
-        columns: ['processes', 'section', 'acquisitions', 'wall', 'acquisitions/s', 'lock busy', 'wait median', 'wait p99', 'wait max', 'hold median', 'hand-offs', 'longest streak'],
+        columns: ['processes', 'section', 'acquisitions', 'wall', 'acquisitions/s', 'lock busy', 'wait median', 'wait p99', 'wait max', 'hold median', 'hold max', 'hand-offs', 'longest streak'],
         rows: contention.map((c) => [
           String(c.processes),
           c.holdMs > 0 ? `counter + ${c.holdMs} ms` : 'counter only',
@@ -342,11 +342,13 @@ if (process.env.BENCH_LOCK_WORKER === '1') {
           ms(c.waitP99),
           ms(c.wait.max),
           ms(c.hold.median),
+          ms(c.hold.max),
           String(c.handoffs),
           c.processes > 1 ? String(c.longestStreak) : '–',
         ]),
         notes: [
           'Wait = from calling withLock to entering the section. Hand-off = the lock went to a different process than the previous holder. Lock busy = time inside sections / wall time.',
+          'Hold max: a section that overran (its process did not get the CPU in time) makes every process queued behind it wait that much longer.',
           'Longest streak = most sections one process ran in a row while another process still had sections to run (1 = the processes take turns).',
         ],
       };
