@@ -303,7 +303,7 @@ if (process.env.BENCH_LOCK_WORKER === '1') {
         title: `State file with ${int(WORKS)} Works × ${STEPS_PER_WORK} steps (${bytes(size)}), milliseconds`,
         columns: ['operation', 'what it includes', 'n', 'median', 'p95', 'mean'],
         rows: [
-          ['withLock, empty section', 'local queue + lock dir mkdir/rmdir', lockOnly, 'lock'],
+          ['withLock, empty section', 'local queue + lock dir: mkdir, ticket, link, unlink, rmdir', lockOnly, 'lock'],
           ['store.read()', 'read + JSON.parse + schema check, no lock', read, 'read'],
           ['store.update(), no change', 'lock + read + validate + 2× serialize, no write', noop, 'noop'],
           ['store.update(), one step', 'the above + atomic write (fsync, rename, dir fsync)', rmw, 'rmw'],
