@@ -146,18 +146,22 @@ function tryOwn(dir: string, me: Ticket, staleMs: number): 'held' | 'wait' | 're
  * took over), it is put back.
  */
 function takeOver(dir: string, judged: string, staleMs: number): void {
-  setOwnerAside(dir, (content, file) => content === judged && isDead(parseTicket(content), statSync(file), staleMs));
-  if (parseTicket(judged)) removeFile(path.join(dir, judged));
+  const removed = setOwnerAside(dir, (content, file) => content === judged && isDead(parseTicket(content), statSync(file), staleMs));
+  // The dead holder's ticket is the same file under its queue name; remove that name too.
+  if (removed && parseTicket(judged)) removeFile(path.join(dir, judged));
 }
 
-/** Renames the owner link aside; removes it when `isGarbage` says so, otherwise links it back (unless someone owns it now). */
-function setOwnerAside(dir: string, isGarbage: (content: string, file: string) => boolean): void {
+/**
+ * Renames the owner link aside; removes it when `isGarbage` says so, otherwise links it back (unless someone owns it
+ * now). Answers whether it removed an owner link.
+ */
+function setOwnerAside(dir: string, isGarbage: (content: string, file: string) => boolean): boolean {
   const owner = path.join(dir, OWNER_FILE);
   const aside = path.join(dir, scratchName());
   try {
     renameSync(owner, aside);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
     throw error;
   }
   let garbage = false;
@@ -176,6 +180,7 @@ function setOwnerAside(dir: string, isGarbage: (content: string, file: string) =
     }
   }
   removeFile(aside);
+  return garbage;
 }
 
 function hold(dir: string, me: Ticket, options: QueueLockOptions): HeldQueueLock {
