@@ -7,17 +7,22 @@ export const WATCHED_POLL_MS = 25;
 export const UNWATCHED_POLL_MS = 5;
 
 /**
- * Wakes its owner when anything in `dir` changes (a ticket or the owner link is created or removed, a holder refreshes),
- * or after the poll interval. Events between two waits are remembered, so no change is missed between a look and a wait.
+ * Wakes its owner when a name in `dir` is created, removed or renamed and `relevant(name)` says it matters (a refresh of
+ * a file's time never does; an event without a name always does), or after the poll interval. Events between two waits
+ * are remembered, so no change is missed between a look and a wait.
  */
 export class DirWaker {
   private watcher: FSWatcher | undefined;
   private changed = false;
   private wake: (() => void) | undefined;
+  /** Which names wake the owner; set it after each look to what that look waits for. */
+  relevant: (name: string) => boolean = () => true;
 
   constructor(dir: string) {
     try {
-      this.watcher = watch(dir, { persistent: false }, () => this.poke());
+      this.watcher = watch(dir, { persistent: false }, (event, name) => {
+        if (event === 'rename' && (!name || this.relevant(String(name)))) this.poke();
+      });
       this.watcher.on('error', () => this.unwatch());
     } catch {
       // fs.watch is unavailable here (ENOSPC: no inotify watches left, or an unsupported file system): poll instead.

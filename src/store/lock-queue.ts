@@ -3,7 +3,7 @@
 import { linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, statSync, utimesSync } from 'node:fs';
 import path from 'node:path';
 import { DirWaker } from './dir-waker';
-import { createTicket, isDead, OWNER_FILE, parseTicket, readOwner, removeDeadScratch, removeFile, scratchName, statIfExists, ticketsInOrder, type Ticket } from './lock-tickets';
+import { createTicket, isBefore, isDead, OWNER_FILE, parseTicket, readOwner, removeDeadScratch, removeFile, scratchName, statIfExists, ticketsInOrder, type Ticket } from './lock-tickets';
 
 export interface QueueLockOptions {
   /** A holder or waiter whose files were not refreshed for this long is treated as dead (callers clamp it to ≥ 2000). */
@@ -43,6 +43,7 @@ export async function acquireQueueLock(lockPath: string, options: QueueLockOptio
   let touchedAt = Date.now();
   let waker: DirWaker | undefined;
   let requeues = 0;
+  let lastTurn: Turn | undefined;
   try {
     for (;;) {
       const turn = takeTurn(lockPath, ticket, staleMs);
@@ -64,11 +65,16 @@ export async function acquireQueueLock(lockPath: string, options: QueueLockOptio
         touchIfExists(path.join(lockPath, ticket.name), now);
         touchedAt = now;
       }
-      if (!waker) {
-        // Watch first, then look once more, so a change between the last look and the watch is not missed.
-        waker = new DirWaker(lockPath);
-        if (turn === 'wait') continue;
-      }
+      const first = !waker;
+      waker ??= new DirWaker(lockPath);
+      // Behind a live ticket only its removal matters (the holder removes its owner link before its ticket); first in
+      // line, the owner link and the files it is moved aside as matter too.
+      const ahead = (name: string) => isBefore(name, ticket);
+      waker.relevant = turn === 'owner' ? (name) => !name.startsWith('t-') || ahead(name) : ahead;
+      // Watch first (or widen what wakes us), then look once more, so a change the watch did not yet report is not missed.
+      const widened = turn === 'owner' && lastTurn !== 'owner';
+      lastTurn = turn;
+      if ((first || widened) && turn !== 'requeue') continue;
       await waker.next(deadline - now, signal);
     }
   } catch (error) {
@@ -96,8 +102,13 @@ function enqueue(dir: string): Ticket {
   }
 }
 
-/** One look at the queue: owner now, keep waiting, or queue again because this ticket is gone. */
-function takeTurn(dir: string, me: Ticket, staleMs: number): 'held' | 'wait' | 'requeue' {
+/**
+ * One look at the queue: owner now, wait behind a live ticket ('behind'), wait as the first in line for the owner link
+ * to go ('owner'), or queue again because this ticket is gone.
+ */
+type Turn = 'held' | 'behind' | 'owner' | 'requeue';
+
+function takeTurn(dir: string, me: Ticket, staleMs: number): Turn {
   let names: string[];
   try {
     names = readdirSync(dir);
@@ -113,14 +124,14 @@ function takeTurn(dir: string, me: Ticket, staleMs: number): 'held' | 'wait' | '
     const file = path.join(dir, ticket.name);
     const stat = statIfExists(file);
     if (!stat) continue;
-    if (!isDead(ticket, stat, staleMs, now)) return 'wait';
+    if (!isDead(ticket, stat, staleMs, now)) return 'behind';
     removeFile(file);
   }
   return tryOwn(dir, me, staleMs);
 }
 
 /** First in line: link this ticket as the owner, taking over from a dead owner. */
-function tryOwn(dir: string, me: Ticket, staleMs: number): 'held' | 'wait' | 'requeue' {
+function tryOwn(dir: string, me: Ticket, staleMs: number): Turn {
   const owner = path.join(dir, OWNER_FILE);
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
@@ -134,10 +145,10 @@ function tryOwn(dir: string, me: Ticket, staleMs: number): 'held' | 'wait' | 're
     const stat = statIfExists(owner);
     const current = readOwner(dir);
     if (!stat) continue;
-    if (!isDead(parseTicket(current), stat, staleMs)) return 'wait';
+    if (!isDead(parseTicket(current), stat, staleMs)) return 'owner';
     takeOver(dir, current, staleMs);
   }
-  return 'wait';
+  return 'owner';
 }
 
 /**

@@ -27,12 +27,22 @@ export function parseTicket(name: string): Ticket | undefined {
   return { name, seq: Number(match[1]), host: match[2] as string, pid: Number(match[3]) };
 }
 
+function compareTickets(a: Ticket, b: Ticket): number {
+  return a.seq - b.seq || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+}
+
 /** Tickets in serving order: arrival number, then name (two waiters that drew the same number). */
 export function ticketsInOrder(names: readonly string[]): Ticket[] {
   return names
     .map(parseTicket)
     .filter((t): t is Ticket => t !== undefined)
-    .sort((a, b) => a.seq - b.seq || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    .sort(compareTickets);
+}
+
+/** Whether `name` is a ticket served before `me`. */
+export function isBefore(name: string, me: Ticket): boolean {
+  const ticket = parseTicket(name);
+  return ticket !== undefined && compareTickets(ticket, me) < 0;
 }
 
 /** A unique name for a file moved aside while releasing or taking over; removed right after (or by anyone once dead). */
