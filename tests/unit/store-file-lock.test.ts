@@ -323,4 +323,28 @@ describe('DirWaker', () => {
       waker.close();
     }
   });
+
+  it('wakes only for names its owner says matter, and never for a refreshed time', async () => {
+    await mkdir(lockDir, { recursive: true });
+    const waker = new DirWaker(lockDir);
+    const seen: string[] = [];
+    const changed = () => (waker as unknown as { changed: boolean }).changed;
+    waker.relevant = (name) => {
+      seen.push(name);
+      return name === 'b';
+    };
+    try {
+      writeFileSync(path.join(lockDir, 'a'), '');
+      for (let i = 0; i < 100 && !seen.includes('a'); i++) await tick();
+      expect(changed()).toBe(false);
+      const past = (Date.now() - 5000) / 1000;
+      utimesSync(path.join(lockDir, 'a'), past, past);
+      writeFileSync(path.join(lockDir, 'b'), '');
+      for (let i = 0; i < 100 && !changed(); i++) await tick();
+      expect(changed()).toBe(true);
+      expect(seen).toEqual(['a', 'b']);
+    } finally {
+      waker.close();
+    }
+  });
 });
