@@ -9,12 +9,12 @@ import { ENGINE_STATE_VERSION, EngineStateSchema, emptyEngineState, type EngineS
 import { withLock } from '../../src/store/file-lock';
 import { StateStore } from '../../src/store/state-store';
 import { bytes, int, log, ms, runSuite, type BenchTable } from '../lib/harness';
-import { measure, summarize, type Summary } from '../lib/stats';
+import { measure, percentile, summarize, type Summary } from '../lib/stats';
 
 const WORKS = 1000;
 const STEPS_PER_WORK = 5;
 const WORK_LOCK_KEY = 'work-6571f2a0c8e94b1d2f3a4b5c';
-/** A section that holds the lock about as long as one Dida call, for the last contention row. */
+/** A section that holds the lock about as long as one Dida call, for the held-section contention rows. */
 const HELD_SECTION_MS = 20;
 
 // ---- realistic state --------------------------------------------------------------------------------------------
@@ -93,6 +93,8 @@ interface WorkerReport {
   holds: number[];
   /** Absolute ms each acquisition was granted, to see who held the lock after whom. */
   grantedAt: number[];
+  /** Absolute ms each section ended (just before `withLock` releases). */
+  releasedAt: number[];
 }
 
 async function lockWorker(): Promise<void> {
@@ -101,11 +103,11 @@ async function lockWorker(): Promise<void> {
   const n = Number(nText);
   const holdMs = Number(holdText ?? '0');
   const clock = () => performance.timeOrigin + performance.now();
-  // Warm the code paths (proper-lockfile import, mkdir) on a private key before the start signal.
+  // Warm the code paths (module loads, mkdir) on a private key before the start signal.
   await withLock(lockDir, `warm-${process.pid}`, () => undefined);
   process.stdout.write('ready\n');
   await new Promise<void>((resolve) => createInterface({ input: process.stdin }).once('line', () => resolve()));
-  const report: WorkerReport = { startedAt: clock(), finishedAt: 0, waits: [], holds: [], grantedAt: [] };
+  const report: WorkerReport = { startedAt: clock(), finishedAt: 0, waits: [], holds: [], grantedAt: [], releasedAt: [] };
   for (let i = 0; i < n; i++) {
     const asked = clock();
     await withLock(lockDir, WORK_LOCK_KEY, async () => {
@@ -117,7 +119,9 @@ async function lockWorker(): Promise<void> {
       if (holdMs > 0) await new Promise((resolve) => setTimeout(resolve, holdMs));
       report.waits.push(got - asked);
       report.grantedAt.push(got);
-      report.holds.push(clock() - got);
+      const released = clock();
+      report.releasedAt.push(released);
+      report.holds.push(released - got);
     });
   }
   report.finishedAt = clock();
@@ -135,10 +139,20 @@ interface ContentionFigures {
   wallMs: number;
   perSecond: number;
   wait: Summary;
+  waitP99: number;
   hold: Summary;
   /** Acquisitions by a different process than the previous one, and the waits of just those. */
   handoffs: number;
   handoffWait: Summary | undefined;
+  handoffWaitP99: number | undefined;
+  /** Of those hand-offs, the time the lock sat free: previous holder's section end → next grant. */
+  handoffGap: Summary | undefined;
+  handoffGapP99: number | undefined;
+  /** Most acquisitions one process made in a row while others wanted the lock (1 = strict rotation). */
+  longestStreak: number;
+  /** For each hand-off, how many sections of other processes ran while it waited (FIFO: at most processes − 1). */
+  sectionsAhead: Summary | undefined;
+  sectionsAheadP99: number | undefined;
   counterOk: boolean;
 }
 
@@ -174,10 +188,29 @@ async function contend(dir: string, processes: number, perProcess: number, holdM
   const acquisitions = processes * perProcess;
   const wallMs = finishedAt - startedAt;
   const grants = reports
-    .flatMap((r, worker) => r.grantedAt.map((at, i) => ({ at, worker, wait: r.waits[i] as number })))
+    .flatMap((r, worker) => r.grantedAt.map((at, i) => ({ at, worker, wait: r.waits[i] as number, releasedAt: r.releasedAt[i] as number })))
     .sort((x, y) => x.at - y.at);
-  const handoffWaits = grants.filter((g, i) => i > 0 && g.worker !== (grants[i - 1] as { worker: number }).worker).map((g) => g.wait);
+  const handoffs = grants.flatMap((g, i) => {
+    const previous = grants[i - 1];
+    if (!previous || g.worker === previous.worker) return [];
+    const asked = g.at - g.wait;
+    const ahead = grants.filter((other) => other.at > asked && other.at < g.at).length;
+    return [{ wait: g.wait, gap: g.at - previous.releasedAt, ahead }];
+  });
+  const sectionsAhead = handoffs.map((h) => h.ahead);
+  const handoffWaits = handoffs.map((h) => h.wait);
+  const handoffGaps = handoffs.map((h) => h.gap);
+  // Streaks count only while another process was still working through its sections (so a process left alone at the
+  // end does not count as unfair).
+  const lastGrant = reports.map((r) => r.grantedAt[r.grantedAt.length - 1] as number);
+  let longestStreak = 0;
+  let streak = 0;
+  grants.forEach((g, i) => {
+    streak = i > 0 && (grants[i - 1] as { worker: number }).worker === g.worker ? streak + 1 : 1;
+    if (lastGrant.some((at, worker) => worker !== g.worker && at > g.at)) longestStreak = Math.max(longestStreak, streak);
+  });
   const holds = reports.flatMap((r) => r.holds);
+  const waits = reports.flatMap((r) => r.waits);
   return {
     processes,
     perProcess,
@@ -186,10 +219,17 @@ async function contend(dir: string, processes: number, perProcess: number, holdM
     acquisitions,
     wallMs,
     perSecond: (acquisitions / wallMs) * 1000,
-    wait: summarize(reports.flatMap((r) => r.waits)),
+    wait: summarize(waits),
+    waitP99: percentile(waits, 99),
     hold: summarize(holds),
     handoffs: handoffWaits.length,
     handoffWait: handoffWaits.length ? summarize(handoffWaits) : undefined,
+    handoffWaitP99: handoffWaits.length ? percentile(handoffWaits, 99) : undefined,
+    handoffGap: handoffGaps.length ? summarize(handoffGaps) : undefined,
+    handoffGapP99: handoffGaps.length ? percentile(handoffGaps, 99) : undefined,
+    longestStreak: processes > 1 ? longestStreak : 0,
+    sectionsAhead: sectionsAhead.length ? summarize(sectionsAhead) : undefined,
+    sectionsAheadP99: sectionsAhead.length ? percentile(sectionsAhead, 99) : undefined,
     counterOk: counter === acquisitions,
   };
 }
@@ -253,12 +293,7 @@ if (process.env.BENCH_LOCK_WORKER === '1') {
       const compactBytes = Buffer.byteLength(JSON.stringify({ version: ENGINE_STATE_VERSION, ...parsed }));
 
       const contention: ContentionFigures[] = [];
-      const plans = [
-        { processes: 1, n: perProcess, holdMs: 0 },
-        { processes: 2, n: perProcess, holdMs: 0 },
-        { processes: 4, n: perProcess, holdMs: 0 },
-        { processes: 4, n: quick ? 5 : 20, holdMs: HELD_SECTION_MS },
-      ];
+      const plans = [0, HELD_SECTION_MS].flatMap((holdMs) => [1, 2, 4].map((processes) => ({ processes, n: perProcess, holdMs })));
       for (const plan of plans) {
         log(`lock contention: ${plan.processes} process(es) × ${plan.n} sections (+${plan.holdMs} ms) on one Work lock`);
         contention.push(await contend(dir, plan.processes, plan.n, plan.holdMs));
@@ -268,7 +303,7 @@ if (process.env.BENCH_LOCK_WORKER === '1') {
         title: `State file with ${int(WORKS)} Works × ${STEPS_PER_WORK} steps (${bytes(size)}), milliseconds`,
         columns: ['operation', 'what it includes', 'n', 'median', 'p95', 'mean'],
         rows: [
-          ['withLock, empty section', 'local queue + lock dir mkdir/rmdir', lockOnly, 'lock'],
+          ['withLock, empty section', 'local queue + lock dir: mkdir, ticket, link, unlink, rmdir', lockOnly, 'lock'],
           ['store.read()', 'read + JSON.parse + schema check, no lock', read, 'read'],
           ['store.update(), no change', 'lock + read + validate + 2× serialize, no write', noop, 'noop'],
           ['store.update(), one step', 'the above + atomic write (fsync, rename, dir fsync)', rmw, 'rmw'],
@@ -292,9 +327,10 @@ if (process.env.BENCH_LOCK_WORKER === '1') {
           return [name as string, count as string, String(sum.n), ms(sum.median), ms(sum.p95), ms(sum.mean)];
         }),
       };
+      const opt = (value: number | undefined) => (value === undefined ? '–' : ms(value));
       const lockTable: BenchTable = {
         title: 'Processes contending on one Work lock, milliseconds',
-        columns: ['processes', 'section', 'acquisitions', 'wall', 'acquisitions/s', 'lock busy', 'wait median', 'wait p95', 'wait max', 'hold median', 'hand-offs', 'hand-off wait median', 'hand-off wait p95', 'exclusion'],
+        columns: ['processes', 'section', 'acquisitions', 'wall', 'acquisitions/s', 'lock busy', 'wait median', 'wait p99', 'wait max', 'hold median', 'hold max', 'hand-offs', 'longest streak'],
         rows: contention.map((c) => [
           String(c.processes),
           c.holdMs > 0 ? `counter + ${c.holdMs} ms` : 'counter only',
@@ -303,21 +339,46 @@ if (process.env.BENCH_LOCK_WORKER === '1') {
           c.perSecond.toFixed(c.perSecond >= 100 ? 0 : 1),
           `${Math.round(c.busy * 100)} %`,
           ms(c.wait.median),
-          ms(c.wait.p95),
+          ms(c.waitP99),
           ms(c.wait.max),
           ms(c.hold.median),
+          ms(c.hold.max),
           String(c.handoffs),
-          c.handoffWait ? ms(c.handoffWait.median) : '–',
-          c.handoffWait ? ms(c.handoffWait.p95) : '–',
-          c.counterOk ? 'ok' : 'LOST UPDATES',
+          c.processes > 1 ? String(c.longestStreak) : '–',
         ]),
         notes: [
           'Wait = from calling withLock to entering the section. Hand-off = the lock went to a different process than the previous holder. Lock busy = time inside sections / wall time.',
+          'Hold max: a section that overran (its process did not get the CPU in time) makes every process queued behind it wait that much longer.',
+          'Longest streak = most sections one process ran in a row while another process still had sections to run (1 = the processes take turns).',
+        ],
+      };
+      const handoffTable: BenchTable = {
+        title: 'Hand-offs between processes on one Work lock, milliseconds',
+        columns: ['processes', 'section', 'hand-offs', 'wait p50', 'wait p95', 'wait p99', 'wait max', 'sections ahead p99', 'sections ahead max', 'gap p50', 'gap p99', 'gap max', 'exclusion'],
+        rows: contention
+          .filter((c) => c.processes > 1)
+          .map((c) => [
+            String(c.processes),
+            c.holdMs > 0 ? `counter + ${c.holdMs} ms` : 'counter only',
+            String(c.handoffs),
+            opt(c.handoffWait?.median),
+            opt(c.handoffWait?.p95),
+            opt(c.handoffWaitP99),
+            opt(c.handoffWait?.max),
+            c.sectionsAheadP99 === undefined ? '–' : String(c.sectionsAheadP99),
+            c.sectionsAhead ? String(c.sectionsAhead.max) : '–',
+            opt(c.handoffGap?.median),
+            opt(c.handoffGapP99),
+            opt(c.handoffGap?.max),
+            c.counterOk ? 'ok' : 'LOST UPDATES',
+          ]),
+        notes: [
+          'Wait = the waits of the acquisitions that were hand-offs (from calling withLock to entering the section, so it includes the sections of the processes served first). Sections ahead = sections of other processes that ran during that wait (served in arrival order: at most processes − 1). Gap = how long the lock sat free during a hand-off: from the previous holder leaving its section to the next grant.',
           'Exclusion: a counter incremented (read, +1, write) inside the section must end at processes × n.',
         ],
       };
       return {
-        tables: [rmwTable, cpuTable, lockTable],
+        tables: [rmwTable, cpuTable, lockTable, handoffTable],
         data: { works: WORKS, stepsPerWork: STEPS_PER_WORK, fileBytes: size, fileBytesAfter: finalSize, fileBytesCompact: compactBytes, lockOnly, read, noopUpdate: noop, update: rmw, cpu: { parse, validate, stringify }, contention },
       };
     } finally {

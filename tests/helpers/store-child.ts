@@ -1,5 +1,6 @@
 // Child process used by the store integration tests; the first argument picks the scenario.
-import { readFile, writeFile } from 'node:fs/promises';
+import { appendFile, readFile, writeFile } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
 import { withLock } from '../../src/store/file-lock';
 import { createTestStateStore, largeTestState } from './store-test-state';
 
@@ -22,6 +23,33 @@ async function hold(lockDir: string, key: string, staleMs: number): Promise<void
   }, { staleMs });
 }
 
+/** Holds the lock until a line arrives on stdin, then prints what `stillHeld()` and `compromised` say, and releases. */
+async function holdUntilLine(lockDir: string, key: string, staleMs: number): Promise<void> {
+  const line = new Promise<void>((resolve) => {
+    const input = createInterface({ input: process.stdin });
+    input.once('line', () => {
+      // Stop reading, so the open stdin pipe does not keep this process alive after the release.
+      input.close();
+      process.stdin.destroy();
+      resolve();
+    });
+  });
+  await withLock(lockDir, key, async ({ stillHeld, compromised }) => {
+    process.stdout.write('locked\n');
+    await line;
+    process.stdout.write(`${JSON.stringify({ stillHeld: stillHeld(), compromised: compromised.aborted })}\n`);
+  }, { staleMs });
+}
+
+/** Asks for the lock once, appends `label` to `orderFile` when it gets it, and keeps it for `holdMs`. */
+async function enter(lockDir: string, key: string, label: string, orderFile: string, holdMs: number): Promise<void> {
+  process.stdout.write('asking\n');
+  await withLock(lockDir, key, async () => {
+    await appendFile(orderFile, `${label}\n`);
+    await new Promise((resolve) => setTimeout(resolve, holdMs));
+  }, { staleMs: 5000, timeoutMs: 30_000 });
+}
+
 async function writeStates(stateFile: string, lockDir: string): Promise<void> {
   const store = createTestStateStore(stateFile, lockDir);
   for (let n = 0; ; n++) {
@@ -36,6 +64,12 @@ switch (mode) {
     break;
   case 'hold':
     await hold(args[0]!, args[1]!, Number(args[2]));
+    break;
+  case 'hold-until-line':
+    await holdUntilLine(args[0]!, args[1]!, Number(args[2]));
+    break;
+  case 'enter':
+    await enter(args[0]!, args[1]!, args[2]!, args[3]!, Number(args[4]));
     break;
   case 'write-states':
     await writeStates(args[0]!, args[1]!);
