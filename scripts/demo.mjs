@@ -50,7 +50,7 @@ try {
     target: 'node20',
     logLevel: 'error',
     plugins: [keepModuleUrls],
-    // CommonJS dependencies (yaml, proper-lockfile) call require() for Node built-ins; give ESM a real one.
+    // CommonJS dependencies (yaml) call require() for Node built-ins; give ESM a real one.
     banner: { js: "import { createRequire as __dtCreateRequire } from 'node:module'; const require = __dtCreateRequire(import.meta.url);" },
   });
 } catch (error) {

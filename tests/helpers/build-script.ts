@@ -42,7 +42,7 @@ async function bundle(entry: string): Promise<string> {
     target: 'node20',
     sourcemap: 'inline',
     logLevel: 'error',
-    // CommonJS dependencies (yaml, proper-lockfile) call require() for Node built-ins; give ESM a real one.
+    // CommonJS dependencies (yaml) call require() for Node built-ins; give ESM a real one.
     banner: { js: "import { createRequire as __dtCreateRequire } from 'node:module'; const require = __dtCreateRequire(import.meta.url);" },
   });
   return outfile;

@@ -75,7 +75,7 @@ describe('built dida-todo executable', () => {
     expect(status.stdout + status.stderr).not.toContain(sim.token);
   });
 
-  // In the esbuild bundle the CommonJS proper-lockfile only has `default`; this catches a lock layer that forgets it.
+  // The built executable takes the config lock (the lock queue loads as its own chunk).
   it('binds a directory from the built executable (takes the config lock)', async () => {
     const bound = await run(['bind', 'Work', '--cwd', out, '--base-url', sim.baseUrl]);
     expect(bound.stderr).toBe('');
