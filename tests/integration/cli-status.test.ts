@@ -163,6 +163,16 @@ describe('status', () => {
     expect(human.out).toMatch(/"Broken one": Dida answered 500 \(2 attempts\)/);
   });
 
+  it('says which reviews were rebuilt from Dida after the state file was lost, read through the change log', async () => {
+    await writeState({ version: 2, logGen: 1, works: {} });
+    await writeFile(`${h.stateFile}.log`, `${JSON.stringify({ gen: 1 })}\n${JSON.stringify({ s: 'rebuilt', v: [{ at: Date.UTC(2026, 10, 30, 9, 5), what: 'review todo "加日志"' }] })}\n`);
+    const human = await h.run(['status', ...base]);
+    expect(human.out).toMatch(/Rebuilt\s+1 review rebuilt from Dida after the state file was lost/);
+    expect(human.out).toContain('2026-11-30 09:05  review todo "加日志"');
+    const json = (await h.run(['status', ...base, '--json'])).json<{ rebuilt: unknown }>();
+    expect(json.rebuilt).toEqual([{ at: '2026-11-30T09:05:00.000Z', what: 'review todo "加日志"' }]);
+  });
+
   it('reports a damaged state file without moving or changing it (exit 1)', async () => {
     await h.run(['login', '--token', sim.token, ...base]);
     await h.run(['bind', 'Work', ...base]);

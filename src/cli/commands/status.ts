@@ -193,6 +193,7 @@ export async function statusCommand(argv: readonly string[], io: CliIo, ctx: Cli
     bindings,
     pendingAcceptances,
     finalizeErrors,
+    rebuilt: (state.state?.rebuilt ?? []).map((r) => ({ at: new Date(r.at).toISOString(), what: r.what })),
     stateFile: { file: state.file, exists: state.exists, works: state.works, problem: state.problem ?? null },
     problems: problems.map(({ severity, code, message }) => ({ severity, code, message })),
   };
@@ -275,6 +276,8 @@ interface StatusReport {
   bindings: Array<{ cwd: string; projectId: string; label: string | null; list: ListState }>;
   pendingAcceptances: Array<{ work: string; title: string; list: string | null; acceptanceTaskId: string | null }>;
   finalizeErrors: Array<{ work: string; title: string; lastError: string; attempts: number }>;
+  /** What was rebuilt from Dida after the state file was lost (review todos whose records were gone). */
+  rebuilt: Array<{ at: string; what: string }>;
   stateFile: { file: string; exists: boolean; works: number; problem: string | null };
   problems: Array<{ severity: string; message: string }>;
 }
@@ -289,7 +292,7 @@ interface PrintContext {
 /** The table a person reads. Everything that came from Dida (list names, Work titles, errors) is terminal-safe. */
 function printHuman(io: CliIo, s: Style, r: StatusReport, p: PrintContext): void {
   const { t } = p.text;
-  const labels = ['cli.status.row.token', 'cli.status.row.dida', 'cli.status.row.config', 'cli.status.row.directory', 'cli.status.row.bindings', 'cli.status.row.acceptance', 'cli.status.row.finalize', 'cli.status.row.state'] as const;
+  const labels = ['cli.status.row.token', 'cli.status.row.dida', 'cli.status.row.config', 'cli.status.row.directory', 'cli.status.row.bindings', 'cli.status.row.acceptance', 'cli.status.row.finalize', 'cli.status.row.rebuilt', 'cli.status.row.state'] as const;
   const column = Math.max(...labels.map((k) => displayWidth(t(k)))) + 2;
   const row = (key: (typeof labels)[number], value: string) => io.out(`${s.bold(padDisplay(t(key), column))}${value}\n`);
   const listWord = (state: ListState) => (state === 'open' ? s.good(t('cli.status.list.open')) : state === 'unknown' ? s.dim(t('cli.status.list.unknown')) : s.bad(t(state === 'archived' ? 'cli.status.list.archived' : 'cli.status.list.missing')));
@@ -322,6 +325,10 @@ function printHuman(io: CliIo, s: Style, r: StatusReport, p: PrintContext): void
   if (r.finalizeErrors.length > 0) {
     row('cli.status.row.finalize', s.warn(p.text.plural('cli.status.finalizeCount', r.finalizeErrors.length)));
     for (const f of r.finalizeErrors) io.out(`  "${safeText(f.title)}": ${safeText(f.lastError)} (${p.text.plural('cli.status.attempts', f.attempts)})\n`);
+  }
+  if (r.rebuilt.length > 0) {
+    row('cli.status.row.rebuilt', s.warn(p.text.plural('cli.status.rebuiltCount', r.rebuilt.length)));
+    for (const b of r.rebuilt) io.out(`  ${b.at.slice(0, 16).replace('T', ' ')}  ${safeText(b.what)}\n`);
   }
   const stateText = r.stateFile.problem ? s.bad(r.stateFile.problem) : r.stateFile.exists ? p.text.plural('cli.status.works', r.stateFile.works) : t('cli.status.stateEmpty');
   row('cli.status.row.state', `${displayPath(r.stateFile.file, p.home)} — ${stateText}`);
