@@ -24,6 +24,8 @@ import { toolContextFor } from './tool-context';
 import { TurnMarkers } from './turn-markers';
 import { changesBinding, stretchEventOf } from './tool-effects';
 
+/** How often waiting progress comments are checked for being due. */
+const OUTBOX_CHECK_MS = 15_000;
 /** How long the first step of a turn waits for the session's attach (binding, recovery) to finish. */
 const READY_WAIT_MS = 10_000;
 
@@ -78,6 +80,7 @@ export class DshHost {
         ...(config.dida.didaCommand ? { didaCommand: config.dida.didaCommand } : {}),
         timeoutMs: config.dida.timeoutMs,
         locale: config.locale,
+        progressWindowMs: config.progressWindowSeconds * 1000,
         log,
       });
     this.engine = options.engine ?? engineProvider(this.runtime, log);
@@ -141,10 +144,27 @@ export class DshHost {
       if (this.config.poll || settings?.poll?.enabled === true) {
         this.poller.start(settings?.poll?.enabled ? settings.poll.intervalMinutes : this.config.pollIntervalMinutes);
       }
+      this.startOutbox();
       this.crashRecovery()
         .then((recovery) => recovery.scanAtStart())
         .catch((error: unknown) => log(`resuming interrupted sessions failed: ${messageOf(error)}`));
     });
+  }
+
+  /**
+   * Posts progress comments in the background once they have waited the progress window (a long turn's notes do not
+   * wait for the session to go idle). Checks every quarter window (1–15 s); reads the state only (a stat) when nothing waits.
+   */
+  private startOutbox(): void {
+    const timer = setInterval(() => {
+      if (this.lifetime.signal.aborted) return;
+      void (async () => {
+        if ((await this.runtime.state.read()).outbox.length === 0) return;
+        await (await this.engine()).flushComments({ onlyDue: true });
+      })().catch((error: unknown) => log(`posting progress comments failed (will retry): ${messageOf(error)}`));
+    }, Math.min(OUTBOX_CHECK_MS, Math.max(1_000, (this.config.progressWindowSeconds * 1000) / 4)));
+    timer.unref?.();
+    this.lifetime.signal.addEventListener('abort', () => clearInterval(timer), { once: true });
   }
 
   /** The system prompt section's text for an agent (see prompt.ts). */

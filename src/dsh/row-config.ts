@@ -28,6 +28,8 @@ export interface RowConfig {
   pollIntervalMinutes: number;
   /** Exact human messages that allow one turn to pick work from the whole queue. */
   queueTriggers: string[];
+  /** Seconds progress comments wait so a step's start and finish (or a burst of completions) go out as one. */
+  progressWindowSeconds: number;
   /** Path of config.yaml (default ~/.config/dida-todo/config.yaml). */
   configPath?: string;
   /** Directory of state.json and locks (default ~/.local/state/dida-todo). */
@@ -125,6 +127,7 @@ const ROW_SHAPE: Shape = {
   poll: { field: boolean, default: () => false },
   pollIntervalMinutes: { field: integer(1, 1440), default: () => 10 },
   queueTriggers: { field: list(nonEmptyString), default: () => [...DEFAULT_QUEUE_TRIGGERS] },
+  progressWindowSeconds: { field: integer(0, 3600), default: () => 60 },
   configPath: { field: nonEmptyString },
   stateDir: { field: nonEmptyString },
   dida: { field: object(DIDA_SHAPE), default: () => ({ region: 'dida365', timeoutMs: 15_000 }) },

@@ -29,6 +29,8 @@ export interface RuntimeOptions {
   timeoutMs?: number;
   locale?: LocaleId;
   hostLabel?: string;
+  /** How long progress comments wait to be coalesced (default 60 s). */
+  progressWindowMs?: number;
   log?: (line: string) => void;
 }
 
@@ -39,6 +41,7 @@ export interface Runtime {
   locks: LockPort;
   locale: Locale;
   hostLabel: string;
+  progressWindowMs?: number;
   /** Resolves the token and creates the gateway once; throws DidaError `auth` when no token is configured. */
   gateway(): Promise<DidaGateway>;
   /** Where the token comes from (never the token), or undefined when there is none. */
@@ -167,6 +170,7 @@ export function openRuntime(options: RuntimeOptions = {}): Runtime {
     locks,
     locale: getLocale(options.locale ?? 'zh'),
     hostLabel: options.hostLabel ?? os.hostname(),
+    ...(options.progressWindowMs !== undefined ? { progressWindowMs: options.progressWindowMs } : {}),
     corruptions,
     gateway() {
       gatewayPromise ??= build().catch((error: unknown) => {
@@ -213,6 +217,7 @@ export function engineProvider(runtime: Runtime, log?: (line: string) => void): 
       locale: settings?.locale ? getLocale(settings.locale) : runtime.locale,
       timeZone,
       hostLabel: settings?.hostLabel ?? runtime.hostLabel,
+      ...(runtime.progressWindowMs !== undefined ? { progressWindowMs: runtime.progressWindowMs } : {}),
       ...(log ? { log } : {}),
     });
   };

@@ -102,6 +102,7 @@ describe('plugin entry shape', () => {
       poll: false,
       pollIntervalMinutes: 10,
       queueTriggers: ['检查todo'],
+      progressWindowSeconds: 60,
       dida: { region: 'dida365', timeoutMs: 15_000 },
     });
   });
@@ -405,9 +406,10 @@ describe('dispose', () => {
     mod.apply(host.ctx as never, rowConfig({ poll: true, pollIntervalMinutes: 1 }));
     // The poll timer starts once config.yaml has been read.
     await settleBackground();
-    const pollHandles = setSpy.mock.results.map((r) => r.value);
-    expect(pollHandles).toHaveLength(1);
-    expect(setSpy.mock.calls[0]![1]).toBe(60_000);
+    // Two timers: the poller's, and the check for progress comments that have waited their window.
+    const handles = setSpy.mock.results.map((r) => r.value);
+    expect(setSpy.mock.calls.map((c) => c[1]).sort()).toEqual([15_000, 60_000]);
+    const pollHandles = [handles[setSpy.mock.calls.findIndex((c) => c[1] === 60_000)]];
 
     const agent = fakeAgent('session-d', { cwd: dir });
     host.agents.set(agent.id, agent);
@@ -416,8 +418,11 @@ describe('dispose', () => {
     await settleBackground();
 
     await host.dispose();
-    expect(clearSpy).toHaveBeenCalledWith(pollHandles[0]);
-    expect((pollHandles[0] as { _destroyed?: boolean })._destroyed).toBe(true);
+    for (const handle of handles) {
+      expect(clearSpy).toHaveBeenCalledWith(handle);
+      expect((handle as { _destroyed?: boolean })._destroyed).toBe(true);
+    }
+    void pollHandles;
     // After disposal the plugin neither continues nor publishes.
     expect(await host.waterfall('agent/request-error', { agent, turn: 1, step: 1, failure: { code: 'RATE_LIMIT' }, signal: new AbortController().signal })).toBeUndefined();
     await settleBackground(50);

@@ -259,3 +259,26 @@ describe('one machine, two sessions, one list', () => {
     }
   });
 });
+
+describe('progress comments in the background', () => {
+  it('a running session’s progress goes out once it has waited the window, without waiting for idle', async () => {
+    bindConfig(true);
+    const host = fakeHost();
+    mod.apply(host.ctx as never, rowConfig({ progressWindowSeconds: 0 }));
+    const agent = fakeAgent('session-bg', { cwd: project });
+    host.agents.set(agent.id, agent);
+    host.emit('agent/created', { agent });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      const todo = tool(host, 'todo');
+      expect((await todo.execute({ action: 'create', work_title: '后台评论', steps: [{ title: '一步' }] }, { agent })).code).toBe('ok');
+      const task = sim.listTasks(listId).find((t) => t.title === '后台评论')!;
+      await todo.execute({ action: 'update', updates: [{ step: '一步', status: 'completed', resolution: '做完了' }] }, { agent });
+      // The tool returned before the comment was posted; the session never went idle.
+      expect(sim.listComments(task.id).map((c) => c.title).filter((t) => t.startsWith('已完成'))).toEqual([]);
+      await until('the progress comment', () => sim.listComments(task.id).some((c) => c.title === '已完成：一步\n结果：做完了'), 5_000);
+    } finally {
+      await host.dispose();
+    }
+  });
+});
