@@ -9,7 +9,7 @@ import { finalizeBlocker, finalizeWork, type FinalizeOutcome } from './finalize'
 import { agentWorkFromTask } from './work-reconcile';
 import { isExecutable, rankQueue, type QueueCandidate, type RankedQueue } from './queue-policy';
 import { priorityFromLevel, type SettablePriorityLevel } from './schedule';
-import { changeSteps, type StepChange, type StepChangeResult } from './step-ops';
+import { changeSteps, type StepChange, type StepChangeOptions, type StepChangeResult } from './step-ops';
 import { syncList, type SyncReport } from './sync';
 import { MAX_ITEM_TITLE_LENGTH, MAX_REPORT_LENGTH, MAX_TITLE_LENGTH, sanitizeForDida } from './text-guard';
 import { resumeWork, waitForHuman } from './waiting';
@@ -167,10 +167,13 @@ export class WorkEngine {
     return work;
   }
 
-  /** Step changes on the session's current Work (or `key`), coalesced into one Dida write. */
-  async changeSteps(sessionId: string, changes: readonly StepChange[], key?: string): Promise<StepChangeResult> {
+  /**
+   * Step changes on the session's current Work (or `key`), coalesced into one Dida write. With the session's `cwd`,
+   * steps record what was committed there while they ran.
+   */
+  async changeSteps(sessionId: string, changes: readonly StepChange[], key?: string, options: StepChangeOptions = {}): Promise<StepChangeResult> {
     const resolved = key ?? (await this.requireCurrent(sessionId));
-    const result = await changeSteps(this.deps, resolved, changes);
+    const result = await changeSteps(this.deps, resolved, changes, options);
     await this.touch(sessionId, resolved, true);
     return result;
   }

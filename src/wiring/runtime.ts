@@ -14,6 +14,7 @@ import { createConfigReader, updateConfig, type DidaTodoConfig } from '../store/
 import { withLock, type LockOptions } from '../store/file-lock';
 import { resolvePaths, type DidaTodoPaths } from '../store/paths';
 import { LoggedStateStore } from '../store/logged-state-store';
+import { gitEvidence } from './git-evidence';
 import type { CorruptStateInfo } from '../store/state-store';
 
 export interface RuntimeOptions {
@@ -213,6 +214,7 @@ export function engineProvider(runtime: Runtime, log?: (line: string) => void): 
       locale: settings?.locale ? getLocale(settings.locale) : runtime.locale,
       timeZone,
       hostLabel: settings?.hostLabel ?? runtime.hostLabel,
+      evidence: gitEvidence(log ? { log } : {}),
       ...(log ? { log } : {}),
     });
   };
