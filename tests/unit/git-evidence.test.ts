@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { gitEvidence, parseLog } from '../../src/wiring/git-evidence';
 import { repoWebOf } from '../../src/wiring/git-remote-url';
+import { gitEvidencePort } from '../../src/wiring/runtime';
 import { makeRepo, type TestRepo } from '../helpers/git-repo';
 
 const repos: TestRepo[] = [];
@@ -75,6 +76,16 @@ describe('git evidence', () => {
     expect(await missing.head(r.dir)).toBeUndefined();
     expect(lines.join('\n')).toMatch(/did not answer/);
     expect(await port.head(path.join(plain, 'gone'))).toBeUndefined();
+  });
+
+  it('is loaded on first use by the port the runtime gives the engine', async () => {
+    const r = await repo({ remote: 'https://gitee.com/o/r.git' });
+    const base = await r.commit('one', { 'a.txt': '1' });
+    const next = await r.commit('two', { 'b.txt': '2' });
+    const port = gitEvidencePort();
+    expect(await port.head(r.dir)).toBe(next);
+    expect((await port.commitsSince(r.dir, base))?.commits.map((c) => c.subject)).toEqual(['two']);
+    expect((await port.remote(r.dir))?.web).toEqual({ kind: 'gitee', base: 'https://gitee.com/o/r' });
   });
 
   it('never passes a base that is not a commit id to git', async () => {
