@@ -118,6 +118,31 @@ describe('review with evidence', () => {
     expect(report).toContain('执行：test-host 上的会话 3f2a9c81');
   });
 
+  it('a repository read that fails never fails the step change', async () => {
+    const lines: string[] = [];
+    engine = new WorkEngine({
+      ...h.deps,
+      log: (line) => lines.push(line),
+      evidence: {
+        head: async () => 'a'.repeat(40),
+        commitsSince: async () => {
+          throw new Error('git exploded');
+        },
+        remote: async () => {
+          throw new Error('git exploded');
+        },
+      },
+    });
+    await call('dida_todo_setup', { action: 'bind', list_name: 'broken' });
+    await call('todo', { action: 'create', work_title: '试试', steps: [{ title: '一步', status: 'in_progress' }] });
+    engine = new WorkEngine({ ...engine.deps, evidence: { ...engine.deps.evidence!, head: async () => 'b'.repeat(40) } });
+    const done = await call('todo', { action: 'update', updates: [{ step: '一步', status: 'completed', resolution: '好了' }] });
+    expect(done.code).toBe('ok');
+    expect(lines.join('\n')).toContain('git exploded');
+    const task = h.sim.listTasks().find((t) => t.title === '试试');
+    expect(task?.items?.[0]?.status).toBe(1);
+  });
+
   it('records nothing when no commit was made while the step ran, and remembers the HEAD it started from', async () => {
     await call('dida_todo_setup', { action: 'bind', list_name: 'quiet' });
     await call('todo', { action: 'create', work_title: '检查', steps: [{ title: '看一眼', status: 'in_progress' }] });

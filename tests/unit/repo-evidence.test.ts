@@ -54,10 +54,10 @@ describe('the completion comment', () => {
     expect(stepEvidenceText(en, evidence({ branch: undefined, web: undefined, moreCommits: 4 }), 1500).split('\n')).toEqual([
       'Commits:',
       '· abc1234 Add the login form',
-      '  2 files changed: src/login.ts, src/login.css',
+      '  files changed (2): src/login.ts, src/login.css',
       '· def5678 修复登录按钮',
-      '  1 files changed: src/login.ts',
-      '· and 4 more commits',
+      '  files changed (1): src/login.ts',
+      '· and 4 more commit(s)',
     ]);
     expect(stepEvidenceText(zh, undefined, 1500)).toBe('');
     expect(stepEvidenceText(zh, evidence({ commits: [] }), 1500)).toBe('');
