@@ -4,6 +4,7 @@ import type { DidaGateway } from '../dida/dida-gateway';
 import type { Project } from '../dida/types';
 import { findBinding, normalizeCwd, withBinding, withoutBinding, type Binding, type DidaTodoConfig } from '../store/config-store';
 import { WorkError } from './engine-context';
+import { isRouteTag, normaliseRouteTag } from './route-tags';
 import { sanitizeForDida, MAX_TITLE_LENGTH } from './text-guard';
 
 export interface ConfigPort {
@@ -25,12 +26,29 @@ export async function resolveBinding(config: ConfigPort, cwd: string): Promise<B
   return findBinding(await config.read(), cwd);
 }
 
+export interface BindOptions {
+  /**
+   * The directory's route tag (with or without `#`); null removes it. When absent, a directory bound again to the
+   * same list keeps its tag.
+   */
+  tag?: string | null;
+}
+
+/** The route tag to store: normalised, or `invalid_argument` naming what a route tag may hold. */
+export function checkedRouteTag(tag: string): string {
+  if (!isRouteTag(tag)) {
+    throw new WorkError('invalid_argument', 'The route tag must start with a letter or digit and hold only letters, digits, _ . - / (at most 64, no spaces); pass it like web or #web.');
+  }
+  return normaliseRouteTag(tag);
+}
+
 /**
  * Binds `cwd` to a list. By name: the one open list with exactly that name, else a new list with exactly
  * that name; several open lists with the name → `list_ambiguous` (bind by id). By id: the list must exist
- * and be open (`list_missing` / `list_closed`).
+ * and be open (`list_missing` / `list_closed`). An invalid route tag is refused before Dida is asked.
  */
-export async function bindList(gateway: DidaGateway, config: ConfigPort, cwd: string, target: BindTarget): Promise<BindResult> {
+export async function bindList(gateway: DidaGateway, config: ConfigPort, cwd: string, target: BindTarget, options: BindOptions = {}): Promise<BindResult> {
+  const tag = typeof options.tag === 'string' ? checkedRouteTag(options.tag) : options.tag;
   let project: Project;
   let created = false;
   if ('id' in target) {
@@ -57,8 +75,12 @@ export async function bindList(gateway: DidaGateway, config: ConfigPort, cwd: st
       created = true;
     }
   }
+  const next = await config.update((current) => {
+    const previous = current.bindings.find((b) => normalizeCwd(b.cwd) === normalizeCwd(cwd));
+    const kept = tag === undefined && previous?.projectId === project.id ? previous.tag : (tag ?? undefined);
+    return withBinding(current, { cwd, projectId: project.id, label: project.name, ...(kept ? { tag: kept } : {}) });
+  });
   const binding: Binding = { cwd, projectId: project.id, label: project.name };
-  const next = await config.update((current) => withBinding(current, binding));
   return { binding: findBinding(next, cwd) ?? binding, created, project };
 }
 

@@ -1,6 +1,7 @@
 // What the work engine is given (gateway, state, locks, clock, locale) and the domain outcome type it returns.
 import type { DidaGateway } from '../dida/dida-gateway';
 import type { Locale } from './locale';
+import type { RepoEvidencePort } from './repo-evidence';
 import type { EngineState } from './work-state';
 
 export interface StatePort {
@@ -42,6 +43,8 @@ export interface EngineDeps {
   log?: (line: string) => void;
   /** Step id generator (tests pass a counter). */
   newStepId?: () => string;
+  /** Reads what the agent committed in the session's repository (git); without it steps carry no evidence. */
+  evidence?: RepoEvidencePort;
 }
 
 /** The closed set of domain outcome codes the tools and adapters see. */

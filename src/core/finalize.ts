@@ -2,7 +2,7 @@
 import { formatDidaDate } from '../dida/dida-date';
 import { isDidaError } from '../dida/dida-error';
 import type { Task } from '../dida/types';
-import { acceptanceReport, acceptanceTitle } from './acceptance-report';
+import { acceptanceReport, acceptanceTitle, reportOrigin } from './acceptance-report';
 import type { EngineDeps, HeldLock } from './engine-context';
 import { WorkError } from './engine-context';
 import { MAX_COMMENT_LENGTH, sanitizeForDida } from './text-guard';
@@ -118,7 +118,7 @@ async function runStages(deps: EngineDeps, work: WorkRecord, lock: HeldLock): Pr
       {
         projectId: work.projectId,
         title: acceptanceTitle(locale, work),
-        content: acceptanceReport(locale, work),
+        content: acceptanceReport(locale, work, reportOrigin(work)),
         priority: work.priority > 0 ? work.priority : 1,
         startDate: formatDidaDate(deps.now() + ACCEPTANCE_DUE_MS),
         dueDate: formatDidaDate(deps.now() + ACCEPTANCE_DUE_MS),

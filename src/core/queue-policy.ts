@@ -1,5 +1,6 @@
 // Queue policy: which Works may run and in what order, the queue grant, and the queue payload shown to the model.
 import type { Task } from '../dida/types';
+import { routeVerdict, type Route } from './route-tags';
 import { levelFromPriority, timeGate, type PriorityLevel, type TimeGate } from './schedule';
 import { fenceUntrusted, truncateGraphemes, UNTRUSTED_PREAMBLE } from './text-guard';
 
@@ -21,20 +22,26 @@ export interface QueueCandidate {
   claimedByOtherHost: boolean;
   /** Informational: keepOpen does not make a settled Work executable, it only prevents automatic acceptance. */
   keepOpen?: boolean;
+  /** The task's Dida tags (route tags decide which bound directory runs it). */
+  tags?: readonly string[] | null;
 }
 
-export type SkipReason = 'draft' | 'closed' | 'settled' | 'time_gate' | 'waiting_for_human' | 'claimed';
+export type SkipReason = 'draft' | 'closed' | 'routed' | 'settled' | 'time_gate' | 'waiting_for_human' | 'claimed';
 
-export type Executability = { ok: true } | { ok: false; reason: SkipReason; gate?: TimeGate };
+export type Executability = { ok: true } | { ok: false; reason: SkipReason; gate?: TimeGate; routedTo?: string };
 
 /**
- * Whether the queue may pick `c` at `now`. Executable = open, not waiting for a person, priority > 0 (0 is a
- * draft), unsettled steps or no plan yet, time gate open (see `timeGate`, in the task's zone or `defaultZone`), and
- * not claimed by another host. The first failing rule in that order is the reason, so a Work waiting for a person
- * (whose priority the engine set to 0) reports `waiting_for_human`, not `draft`. A `time_gate` result carries the gate.
+ * Whether the queue may pick `c` at `now` in a directory with `route`. Executable = open, routed here (see
+ * `routeVerdict`), not waiting for a person, priority > 0 (0 is a draft), unsettled steps or no plan yet, time gate
+ * open (see `timeGate`, in the task's zone or `defaultZone`), and not claimed by another host. The first failing rule
+ * in that order is the reason, so a Work waiting for a person (whose priority the engine set to 0) reports
+ * `waiting_for_human`, not `draft`, and a Work for another directory reports `routed` whatever else holds it. A
+ * `time_gate` result carries the gate; a `routed` one the other binding's tag when one matched.
  */
-export function isExecutable(c: QueueCandidate, now: Date, defaultZone: string): Executability {
+export function isExecutable(c: QueueCandidate, now: Date, defaultZone: string, route?: Route): Executability {
   if (c.status !== 'open') return { ok: false, reason: 'closed' };
+  const routed = routeVerdict(c.tags, route);
+  if (!routed.ok) return { ok: false, reason: 'routed', ...(routed.routedTo ? { routedTo: routed.routedTo } : {}) };
   if (c.waitingForHuman) return { ok: false, reason: 'waiting_for_human' };
   if (!(c.priority > 0)) return { ok: false, reason: 'draft' };
   if (c.hasPlan && c.unsettledSteps <= 0) return { ok: false, reason: 'settled' };
@@ -55,6 +62,8 @@ export interface SkippedWork {
   reason: SkipReason;
   /** The closed time gate when `reason` is `time_gate`. */
   gate?: TimeGate;
+  /** When `reason` is `routed`: the route tag of the other bound directory it belongs to, when known here. */
+  routedTo?: string;
   candidate: QueueCandidate;
 }
 
@@ -73,17 +82,17 @@ function byDidaOrder(a: QueueCandidate, b: QueueCandidate): number {
 }
 
 /**
- * The executable candidates ordered by priority (highest first), then Dida order (`order` ascending; `sortOrder`
- * and then `taskId` only break exact ties so the result is deterministic), and every other candidate with its
- * reason. Pure: the same input always gives the same output.
+ * The executable candidates (in a directory with `route`) ordered by priority (highest first), then Dida order
+ * (`order` ascending; `sortOrder` and then `taskId` only break exact ties so the result is deterministic), and every
+ * other candidate with its reason. Pure: the same input always gives the same output.
  */
-export function rankQueue(candidates: readonly QueueCandidate[], now: Date, defaultZone: string): RankedQueue {
+export function rankQueue(candidates: readonly QueueCandidate[], now: Date, defaultZone: string, route?: Route): RankedQueue {
   const runnable: QueueCandidate[] = [];
   const skipped: SkippedWork[] = [];
   for (const candidate of [...candidates].sort(byDidaOrder)) {
-    const verdict = isExecutable(candidate, now, defaultZone);
+    const verdict = isExecutable(candidate, now, defaultZone, route);
     if (verdict.ok) runnable.push(candidate);
-    else skipped.push(verdict.gate ? { reason: verdict.reason, gate: verdict.gate, candidate } : { reason: verdict.reason, candidate });
+    else skipped.push({ reason: verdict.reason, ...(verdict.gate ? { gate: verdict.gate } : {}), ...(verdict.routedTo ? { routedTo: verdict.routedTo } : {}), candidate });
   }
   runnable.sort((a, b) => b.priority - a.priority || byDidaOrder(a, b));
   return {

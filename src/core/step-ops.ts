@@ -3,6 +3,8 @@ import type { EngineDeps } from './engine-context';
 import { WorkError } from './engine-context';
 import { MAX_COMMENT_LENGTH, MAX_ITEM_TITLE_LENGTH, sanitizeForDida, truncateGraphemes } from './text-guard';
 import { dropComments, queueComment } from './outbox';
+import { stepEvidenceText } from './repo-evidence';
+import { headBefore, recordEvidence } from './step-evidence';
 import { isRefusal, writeWork } from './task-writer';
 import { keyOf, restoreWork, saveWork, stepIdFactory, withWork, workIn } from './work-io';
 import type { ReconcileResult } from './work-reconcile';
@@ -25,6 +27,13 @@ export interface StepChangeResult {
 }
 
 const MAX_RESOLUTION = 1000;
+/** Room for the commits in a step's completion comment. */
+const EVIDENCE_IN_COMMENT = 1500;
+
+/** Where the call comes from: the session's working directory (its repository's commits become the steps' evidence). */
+export interface StepChangeOptions {
+  cwd?: string;
+}
 
 /** Finds a visible step by id, or by exact (then case-insensitive) title; ambiguous titles are an error. */
 export function findStep(work: WorkRecord, ref: string): StepRecord {
@@ -149,7 +158,8 @@ export function progressEntries(deps: EngineDeps, transitions: StepChangeResult[
       const text = step.resolution
         ? deps.locale.t('dida.comment.completedWithResult', { step: step.title, resolution: step.resolution })
         : deps.locale.t('dida.comment.completed', { step: step.title });
-      out.push({ kind: 'completed', stepId: step.id, text: clean(text) });
+      const evidence = stepEvidenceText(deps.locale, step.evidence, EVIDENCE_IN_COMMENT);
+      out.push({ kind: 'completed', stepId: step.id, text: clean(evidence ? `${text}\n${evidence}` : text) });
     } else if (to === 'skipped') {
       out.push({ kind: 'skipped', stepId: step.id, text: clean(deps.locale.t('dida.comment.skipped', { step: step.title, reason: step.resolution ?? '' })) });
     }
@@ -172,7 +182,9 @@ export function progressComment(deps: EngineDeps, transitions: StepChangeResult[
  * (a 4xx, or too many items) the record and its comments are put back as they were; when the outcome is unknown
  * (timeout, dropped or truncated answer, server error) the intent stays and the next write carries it.
  */
-export async function changeSteps(deps: EngineDeps, key: string, changes: readonly StepChange[]): Promise<StepChangeResult> {
+export async function changeSteps(deps: EngineDeps, key: string, changes: readonly StepChange[], options: StepChangeOptions = {}): Promise<StepChangeResult> {
+  // HEAD is read before the lock; the commit list of a completed step (bounded by git's timeout) inside it.
+  const head = await headBefore(deps, options.cwd, changes);
   return withWork(deps, key, async (lock) => {
     const state = await deps.state.read();
     const work = workIn(state, key);
@@ -183,6 +195,8 @@ export async function changeSteps(deps: EngineDeps, key: string, changes: readon
     if (work.phase === 'finalizing') work.phase = 'open';
     const transitions = applyStepChanges(work, changes, deps.now(), stepIdFactory(deps, state));
     if (changes.length > 0) delete work.reopened;
+    if (options.cwd && head) await recordEvidence(deps, work, transitions, options.cwd, head);
+    if (options.cwd) work.dir = options.cwd;
     const notes = progressEntries(deps, transitions);
     const queued = new Set<string>();
     await saveWork(deps, work, (s) => {

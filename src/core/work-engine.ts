@@ -8,8 +8,9 @@ import { WorkError } from './engine-context';
 import { finalizeBlocker, finalizeWork, type FinalizeOutcome } from './finalize';
 import { agentWorkFromTask } from './work-reconcile';
 import { isExecutable, rankQueue, type QueueCandidate, type RankedQueue } from './queue-policy';
+import type { Route } from './route-tags';
 import { priorityFromLevel, type SettablePriorityLevel } from './schedule';
-import { changeSteps, type StepChange, type StepChangeResult } from './step-ops';
+import { changeSteps, type StepChange, type StepChangeOptions, type StepChangeResult } from './step-ops';
 import { syncList, type SyncReport } from './sync';
 import { MAX_ITEM_TITLE_LENGTH, MAX_REPORT_LENGTH, MAX_TITLE_LENGTH, sanitizeForDida } from './text-guard';
 import { resumeWork, waitForHuman } from './waiting';
@@ -45,8 +46,11 @@ export class WorkEngine {
     return syncList(this.deps, projectId);
   }
 
-  /** Syncs and ranks the list's executable Works (priority desc, then Dida order) as seen by `sessionId`. */
-  async queue(projectId: string, sessionId?: string): Promise<QueueView> {
+  /**
+   * Syncs and ranks the list's executable Works (priority desc, then Dida order) as seen by `sessionId` in a directory
+   * with `route` (Works routed to another directory are skipped with reason `routed`).
+   */
+  async queue(projectId: string, sessionId?: string, route?: Route): Promise<QueueView> {
     const report = await this.sync(projectId);
     const state = await this.deps.state.read();
     const byTask = new Map<string, WorkRecord>();
@@ -70,9 +74,10 @@ export class WorkEngine {
         waitingForHuman: !!work.waiting,
         claimedByOtherHost: heldElsewhere(this.deps, work, sessionId),
         keepOpen: work.keepOpen,
+        tags: task.tags ?? [],
       });
     });
-    return { ...rankQueue(candidates, new Date(this.deps.now()), this.deps.timeZone ?? 'UTC'), report };
+    return { ...rankQueue(candidates, new Date(this.deps.now()), this.deps.timeZone ?? 'UTC', route), report };
   }
 
   async works(projectId: string, options: { includeClosed?: boolean } = {}): Promise<WorkRecord[]> {
@@ -112,11 +117,12 @@ export class WorkEngine {
   }
 
   /**
-   * Takes the best executable Work this host can claim: tries the ranked queue in order, skipping Works another
-   * host holds, and makes the first one won the session's current Work. Undefined when nothing can be taken.
+   * Takes the best executable Work this host can claim in a directory with `route`: tries the ranked queue in order,
+   * skipping Works another host holds, and makes the first one won the session's current Work. A `known` queue is
+   * taken as already ranked for this directory. Undefined when nothing can be taken.
    */
-  async claimNext(sessionId: string, projectId: string, known?: QueueView): Promise<WorkRecord | undefined> {
-    const queue = known ?? (await this.queue(projectId, sessionId));
+  async claimNext(sessionId: string, projectId: string, known?: QueueView, route?: Route): Promise<WorkRecord | undefined> {
+    const queue = known ?? (await this.queue(projectId, sessionId, route));
     for (const entry of queue.ranked) {
       const outcome = await claimWork(this.deps, entry.candidate.taskId, sessionId);
       if (outcome.status === 'won') {
@@ -167,10 +173,13 @@ export class WorkEngine {
     return work;
   }
 
-  /** Step changes on the session's current Work (or `key`), coalesced into one Dida write. */
-  async changeSteps(sessionId: string, changes: readonly StepChange[], key?: string): Promise<StepChangeResult> {
+  /**
+   * Step changes on the session's current Work (or `key`), coalesced into one Dida write. With the session's `cwd`,
+   * steps record what was committed there while they ran.
+   */
+  async changeSteps(sessionId: string, changes: readonly StepChange[], key?: string, options: StepChangeOptions = {}): Promise<StepChangeResult> {
     const resolved = key ?? (await this.requireCurrent(sessionId));
-    const result = await changeSteps(this.deps, resolved, changes);
+    const result = await changeSteps(this.deps, resolved, changes, options);
     await this.touch(sessionId, resolved, true);
     return result;
   }

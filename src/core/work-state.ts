@@ -8,6 +8,16 @@ export const SETTLED: ReadonlySet<StepStatus> = new Set(['completed', 'skipped']
 const Origin = z.enum(['human', 'agent']);
 export type Origin = z.infer<typeof Origin>;
 
+const RepoWebSchema = z.object({ kind: z.enum(['github', 'gitlab', 'gitee']), base: z.string() });
+
+/** What the agent committed while a step was in progress (read with git when the step completed). */
+export const StepEvidenceSchema = z.object({
+  commits: z.array(z.object({ sha: z.string(), subject: z.string(), files: z.array(z.string()), moreFiles: z._default(z.number(), 0) })),
+  moreCommits: z._default(z.number(), 0),
+  branch: z.optional(z.string()),
+  web: z.optional(RepoWebSchema),
+});
+
 export const StepRecordSchema = z.object({
   /** Stable id shown to the model (never written to Dida). */
   id: z.string(),
@@ -25,6 +35,9 @@ export const StepRecordSchema = z.object({
    * A difference between Dida and this is the person's edit; a difference between the step and this is ours to write.
    */
   seen: z.optional(z.object({ title: z.string(), done: z.boolean() })),
+  /** The repository's HEAD when the step last went in progress (local only; the base of its commit list). */
+  head: z.optional(z.string()),
+  evidence: z.optional(StepEvidenceSchema),
   updatedAt: z.number(),
 });
 export type StepRecord = z.infer<typeof StepRecordSchema>;
@@ -102,6 +115,10 @@ export const WorkRecordSchema = z.object({
   reopened: z.optional(z.boolean()),
   /** The person's text still to be appended to the task's description (late review feedback), written with the items. */
   pendingDesc: z.optional(z.string()),
+  /** The repository's HEAD at the Work's last step event: the base for a step completed without going in progress. */
+  repoHead: z.optional(z.string()),
+  /** The directory of the session that last changed the Work's steps (named in the review todo). */
+  dir: z.optional(z.string()),
 });
 export type WorkRecord = z.infer<typeof WorkRecordSchema>;
 

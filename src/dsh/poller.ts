@@ -1,5 +1,6 @@
 // The poller: wakes an idle bound session when the list has executable work it was not offered yet, claiming the
 // Work for that session before waking it, and never handing one Work to two sessions.
+import { routesHere } from '../core/route-tags';
 import { fenceUntrusted, truncateGraphemes, UNTRUSTED_PREAMBLE } from '../core/text-guard';
 import { workKey } from '../core/work-state';
 import { messageOf, type AdapterDeps } from './adapter-deps';
@@ -70,12 +71,19 @@ export class Poller {
     // Works another live session of this process has as its current Work are not offered to a second one.
     const state = await this.deps.state.read();
     const held = new Set(this.deps.tracker.all().map((t) => state.sessions[t.sessionId]?.currentWork).filter((k): k is string => !!k));
+    // Sessions of one list in directories with different route tags are offered different Works.
+    const config = await this.deps.config.read().catch(() => undefined);
+    const lost = new Set<string>();
     for (const track of tracks) {
-      const ranked = queue.ranked.filter((entry) => !offered.has(entry.candidate.taskId) && !held.has(entry.candidate.taskId));
-      if (ranked.length === 0) return;
+      const ranked = queue.ranked.filter((entry) => !offered.has(entry.candidate.taskId) && !held.has(entry.candidate.taskId) && !lost.has(entry.candidate.taskId) && routesHere(config, track.binding, entry.candidate.tags));
+      if (ranked.length === 0) continue;
       if (track.agent.status !== 'idle' || this.deps.lifetime.aborted) continue;
       const work = await engine.claimNext(track.sessionId, projectId, { ...queue, ranked });
-      if (!work) return;
+      if (!work) {
+        // Every Work it tried is held elsewhere: the next session is not sent after them again.
+        for (const entry of ranked) lost.add(entry.candidate.taskId);
+        continue;
+      }
       const key = workKey(work.taskId, work.occurrence);
       offered.add(key);
       held.add(key);

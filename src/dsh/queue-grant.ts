@@ -1,5 +1,6 @@
 // The queue grant: the person's trigger phrase lets the turn pick from the queue, and the turn is given the queue
 // itself (the executable Works, bounded and fenced) instead of a bare note.
+import { routeFor } from '../core/route-tags';
 import { detectQueueGrant, renderQueuePayload, type QueuePayloadStrings, type RankedWork } from '../core/queue-policy';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
@@ -66,7 +67,9 @@ export class QueueGrant {
     let text = GRANT_FALLBACK;
     if (binding) {
       try {
-        const read = this.deps.engine().then(async (engine) => boundedQueuePayload((await engine.queue(binding.projectId)).ranked, new Date(this.deps.clock.now())));
+        // Only the Works routed to this directory (its binding's route tag) are offered.
+        const route = async () => routeFor(await this.deps.config.read(), binding);
+        const read = this.deps.engine().then(async (engine) => boundedQueuePayload((await engine.queue(binding.projectId, undefined, await route())).ranked, new Date(this.deps.clock.now())));
         read.catch(() => undefined);
         const payload = await Promise.race([read, this.deps.clock.wait(GRANT_WAIT_MS, [this.deps.lifetime]).then(() => undefined)]);
         if (payload !== undefined) text = `${GRANT_HEAD}\n\n${payload}`;

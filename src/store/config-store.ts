@@ -16,10 +16,15 @@ async function loadYaml(): Promise<typeof import('yaml')> {
 }
 export const DEFAULT_POLL_INTERVAL_MINUTES = 10;
 
+/** A route tag as written: optional leading `#`, then letters or digits first, then letters, digits, `_ . - /` (at most 64). */
+const ROUTE_TAG_TEXT = /^\s*#*[\p{L}\p{N}][\p{L}\p{N}_.\-/]{0,63}\s*$/u;
+
 const BindingSchema = z.strictObject({
   cwd: z.string().check(z.refine((value) => path.isAbsolute(value), { error: 'expected an absolute path' })),
   projectId: z.string().check(z.minLength(1)),
   label: z.optional(z.string()),
+  /** Route tag: tasks with this Dida tag run only in directories bound with it. */
+  tag: z.optional(z.string().check(z.refine((value) => ROUTE_TAG_TEXT.test(value.normalize('NFKC')), { error: 'expected a route tag: letters or digits, then letters, digits, _ . - / (at most 64)' }))),
 });
 
 export const ConfigSchema = z.strictObject({
@@ -84,7 +89,7 @@ export class ConfigError extends Error {
 const KNOWN_KEYS: Record<string, readonly string[]> = {
   '': ['version', 'region', 'baseUrl', 'locale', 'poll', 'hostLabel', 'bindings'],
   poll: ['enabled', 'intervalMinutes'],
-  binding: ['cwd', 'projectId', 'label'],
+  binding: ['cwd', 'projectId', 'label', 'tag'],
 };
 
 /** The closest of `candidates` to `key` (case ignored, at most a third of its letters different), if any. */
@@ -232,7 +237,7 @@ export async function serializeConfig(config: DidaTodoConfig, header = DEFAULT_H
     locale: config.locale,
     poll: config.poll,
     hostLabel: config.hostLabel,
-    bindings: config.bindings.map((b) => dropUndefined({ cwd: b.cwd, projectId: b.projectId, label: b.label })),
+    bindings: config.bindings.map((b) => dropUndefined({ cwd: b.cwd, projectId: b.projectId, label: b.label, tag: b.tag })),
   });
   return header + YAML.stringify(ordered);
 }

@@ -14,6 +14,7 @@ import { createConfigReader, updateConfig, type DidaTodoConfig } from '../store/
 import { withLock, type LockOptions } from '../store/file-lock';
 import { resolvePaths, type DidaTodoPaths } from '../store/paths';
 import { LoggedStateStore } from '../store/logged-state-store';
+import type { RepoEvidencePort } from '../core/repo-evidence';
 import type { CorruptStateInfo } from '../store/state-store';
 
 export interface RuntimeOptions {
@@ -193,6 +194,17 @@ export function openRuntime(options: RuntimeOptions = {}): Runtime {
   };
 }
 
+/** The git evidence port, loaded at its first use (a step that starts or completes), not with the plugin. */
+export function gitEvidencePort(log?: (line: string) => void): RepoEvidencePort {
+  let port: Promise<RepoEvidencePort> | undefined;
+  const load = () => (port ??= import('./git-evidence').then((m) => m.gitEvidence(log ? { log } : {})));
+  return {
+    head: async (cwd) => (await load()).head(cwd),
+    commitsSince: async (cwd, sha) => (await load()).commitsSince(cwd, sha),
+    remote: async (cwd) => (await load()).remote(cwd),
+  };
+}
+
 /**
  * A lazily created WorkEngine over the runtime. The account's time zone is read once from Dida's preference
  * (falling back to this machine's zone). A failure to create it (no token) is retried on the next call.
@@ -218,6 +230,7 @@ export function engineProvider(runtime: Runtime, log?: (line: string) => void): 
       timeZone,
       hostLabel: settings?.hostLabel ?? runtime.hostLabel,
       ...(runtime.progressWindowMs !== undefined ? { progressWindowMs: runtime.progressWindowMs } : {}),
+      evidence: gitEvidencePort(log),
       ...(log ? { log } : {}),
     });
   };

@@ -56,6 +56,29 @@ describe('bind', () => {
     expect(text).toContain('label: Other list');
   });
 
+  it('binds with a route tag, keeps it when bound again, removes it with --no-tag, and status shows it', async () => {
+    const tagged = await h.run(['bind', 'Work', '--tag', '#Web', ...base]);
+    expect(tagged.code).toBe(0);
+    expect(tagged.out).toContain('Route tag #web');
+    expect(await readFile(h.configFile, 'utf8')).toContain('tag: web');
+    const status = await h.run(['status', ...base]);
+    expect(status.out).toContain(`"Work" (${work.id}) #web`);
+    const again = await h.run(['bind', 'Work', ...base, '--json']);
+    expect(again.json<{ tag: string | null }>().tag).toBe('web');
+    const removed = await h.run(['bind', 'Work', '--no-tag', ...base, '--json']);
+    expect(removed.json<{ tag: string | null }>().tag).toBeNull();
+    expect(await readFile(h.configFile, 'utf8')).not.toContain('tag:');
+  });
+
+  it('refuses a route tag with spaces, or --tag with --no-tag, and writes nothing', async () => {
+    const bad = await h.run(['bind', 'Work', '--tag', 'two words', ...base]);
+    expect(bad.code).toBe(2);
+    expect(oneErrorLine(bad)).toContain('"two words" is not a route tag');
+    const both = await h.run(['bind', 'Work', '--tag', 'web', '--no-tag', ...base]);
+    expect(both.code).toBe(2);
+    expect(await readFile(h.configFile, 'utf8')).not.toContain('bindings:\n  -');
+  });
+
   it('refuses an ambiguous name, listing the ids, and writes nothing', async () => {
     const twin = sim.seedProject({ name: 'Work' });
     const result = await h.run(['bind', 'Work', ...base]);

@@ -162,7 +162,7 @@ describe('layer boundaries', () => {
       const text = await readFile(file, 'utf8');
       for (const match of text.matchAll(/from\s+['"]([^'"]+)['"]/g)) {
         const spec = match[1] as string;
-        if (/\/(sim|dsh|cli)\//.test(spec) || /http-gateway|cli-gateway/.test(spec)) offenders.push(`${path.relative(root, file)} imports ${spec}`);
+        if (/\/(sim|dsh|cli|wiring)\//.test(spec) || /http-gateway|cli-gateway|child_process/.test(spec)) offenders.push(`${path.relative(root, file)} imports ${spec}`);
       }
     }
     expect(offenders).toEqual([]);

@@ -151,8 +151,20 @@ describe('QueueGrant', () => {
     const text = message!.content[0]!.text;
     expect(text.startsWith(GRANT_HEAD)).toBe(true);
     expect(text).toContain('写周报');
-    expect(engine.queue).toHaveBeenCalledWith('list-1');
+    expect(engine.queue).toHaveBeenCalledWith('list-1', undefined, undefined);
     expect(await grant.messages(track)).toEqual([]);
+  });
+
+  it('asks for the queue as routed to the directory when the list has tagged bindings', async () => {
+    const engine = fakeEngine({ queue: vi.fn(async () => queueOf(['w1'])) });
+    const h = createHarness({ engine });
+    const { track } = boundTrack(h);
+    track.binding = { cwd: CWD, projectId: 'list-1', tag: 'web' };
+    h.config.value = { ...h.config.value, bindings: [track.binding, { cwd: '/elsewhere', projectId: 'list-1', tag: 'api' }] };
+    const grant = new QueueGrant(h.deps, () => ['go']);
+    grant.onHumanMessage(track, 'go');
+    await grant.messages(track);
+    expect(engine.queue).toHaveBeenCalledWith('list-1', undefined, { own: 'web', others: ['api'] });
   });
 
   it('falls back to a bare note when the queue cannot be read in time or at all', async () => {

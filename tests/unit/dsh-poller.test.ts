@@ -78,6 +78,32 @@ describe('Poller', () => {
     expect(t.calls).toEqual(['claim s1 w1', 'wake s1 note', 'claim s2 w2', 'wake s2 note']);
   });
 
+  it('sessions of one list in directories with different route tags each get the Work routed to them', async () => {
+    const t = setup([], ['web', 'api']);
+    const tagged: Record<string, string[]> = { w1: ['api'], w2: ['web'] };
+    t.list.engine.queue.mockImplementation(async () => {
+      const queue = queueOf(['w1', 'w2'].filter((k) => !t.list.claimed.has(k)));
+      for (const entry of queue.ranked) (entry.candidate as { tags?: string[] }).tags = tagged[entry.candidate.taskId];
+      return queue;
+    });
+    t.deps.tracker.get('web')!.binding = { cwd: '/code/web', projectId: 'list-1', tag: 'web' };
+    t.deps.tracker.get('api')!.binding = { cwd: '/code/api', projectId: 'list-1', tag: 'api' };
+    t.config.value = { ...t.config.value, bindings: [t.deps.tracker.get('web')!.binding!, t.deps.tracker.get('api')!.binding!] };
+    await t.poller.poll();
+    // Before routing the first session took the top Work (w1, tagged #api) and the second was never asked.
+    expect(t.calls).toEqual(['claim web w2', 'wake web note', 'claim api w1', 'wake api note']);
+  });
+
+  it('after a session lost every claim, the next one is not sent after the same Works again', async () => {
+    const t = setup(['w1'], ['s1', 's2']);
+    t.list.engine.claimNext.mockImplementation(async (sessionId: string, _p: string, known?: { ranked: Array<{ candidate: { taskId: string } }> }) => {
+      t.calls.push(`claim ${sessionId} ${known?.ranked[0]?.candidate.taskId ?? '-'}`);
+      return undefined;
+    });
+    await t.poller.poll();
+    expect(t.calls).toEqual(['claim s1 w1']);
+  });
+
   it('a Work another live session has as its current Work is not offered', async () => {
     const t = setup(['w1'], ['s1', 's2']);
     t.state.value.sessions.s1 = { touched: ['w1'], currentWork: 'w1', autoAttempts: 0, updatedAt: 0 };

@@ -147,6 +147,24 @@ describe('loadConfig', () => {
   });
 });
 
+describe('route tags in bindings', () => {
+  it('reads and writes a binding tag, with or without #', async () => {
+    await writeConfig('bindings:\n  - cwd: /code/web\n    projectId: p1\n    tag: web\n  - cwd: /code/api\n    projectId: p1\n    tag: "#API"\n');
+    const { config } = await loadConfig(file);
+    expect(config.bindings.map((b) => b.tag)).toEqual(['web', '#API']);
+    await saveConfig(file, config);
+    expect(await readFile(file, 'utf8')).toContain('    tag: web\n');
+    expect((await loadConfig(file)).config).toEqual(config);
+  });
+
+  it('names the line of a tag that cannot be a route tag, and suggests tag for a misspelt key', async () => {
+    const bad = await loadError('bindings:\n  - cwd: /code/web\n    projectId: p1\n    tag: two words\n');
+    expect(bad.issues).toEqual([{ line: 4, path: 'bindings[0].tag', problem: 'expected a route tag: letters or digits, then letters, digits, _ . - / (at most 64)' }]);
+    const typo = await loadError('bindings:\n  - cwd: /code/web\n    projectId: p1\n    tga: web\n');
+    expect(typo.issues[0]).toMatchObject({ line: 4, unknownKey: 'tga', suggestion: 'tag' });
+  });
+});
+
 describe('saveConfig and updateConfig', () => {
   it('writes a round-trippable file with mode 0600 in a 0700 directory and a header comment', async () => {
     const config: DidaTodoConfig = {

@@ -25,6 +25,7 @@ import {
 import { displayWidth, padDisplay, safeText } from '../terminal-text';
 import { describeIssues } from '../../common/schema-issues';
 import { checkList } from '../../core/bindings';
+import { normaliseRouteTag } from '../../core/route-tags';
 import { ENGINE_STATE_VERSION, type EngineState } from '../../core/work-state';
 import { engineStateStore } from '../../wiring/runtime';
 import { isDidaError } from '../../dida/dida-error';
@@ -135,11 +136,11 @@ export async function statusCommand(argv: readonly string[], io: CliIo, ctx: Cli
     if (!project) return 'missing';
     return project.closed ? 'archived' : 'open';
   };
-  const bindings = (config?.bindings ?? []).map((b) => ({ cwd: b.cwd, projectId: b.projectId, label: b.label ?? null, list: listState(b.projectId) }));
+  const bindings = (config?.bindings ?? []).map((b) => ({ cwd: b.cwd, projectId: b.projectId, label: b.label ?? null, tag: b.tag ?? null, list: listState(b.projectId) }));
   const covering: Binding | undefined = config ? findBinding(config, dir) : undefined;
-  let binding: { cwd: string; projectId: string; label: string | null; inherited: boolean; list: ListState; message?: string } | null = null;
+  let binding: { cwd: string; projectId: string; label: string | null; tag: string | null; inherited: boolean; list: ListState; message?: string } | null = null;
   if (covering) {
-    binding = { cwd: covering.cwd, projectId: covering.projectId, label: covering.label ?? null, inherited: covering.cwd !== dir, list: 'unknown' };
+    binding = { cwd: covering.cwd, projectId: covering.projectId, label: covering.label ?? null, tag: covering.tag ?? null, inherited: covering.cwd !== dir, list: 'unknown' };
     if (gateway && reach.ok) {
       try {
         const health = await checkList(gateway, covering);
@@ -272,8 +273,8 @@ interface StatusReport {
   reachability: { checked: boolean; ok?: boolean; ms?: number; lists?: number; message?: string };
   configFile: { file: string; problem: string | null };
   cwd: string;
-  binding: { cwd: string; projectId: string; label: string | null; inherited: boolean; list: ListState; message?: string } | null;
-  bindings: Array<{ cwd: string; projectId: string; label: string | null; list: ListState }>;
+  binding: { cwd: string; projectId: string; label: string | null; tag: string | null; inherited: boolean; list: ListState; message?: string } | null;
+  bindings: Array<{ cwd: string; projectId: string; label: string | null; tag: string | null; list: ListState }>;
   pendingAcceptances: Array<{ work: string; title: string; list: string | null; acceptanceTaskId: string | null }>;
   finalizeErrors: Array<{ work: string; title: string; lastError: string; attempts: number }>;
   /** What was rebuilt from Dida after the state file was lost (review todos whose records were gone). */
@@ -297,6 +298,7 @@ function printHuman(io: CliIo, s: Style, r: StatusReport, p: PrintContext): void
   const row = (key: (typeof labels)[number], value: string) => io.out(`${s.bold(padDisplay(t(key), column))}${value}\n`);
   const listWord = (state: ListState) => (state === 'open' ? s.good(t('cli.status.list.open')) : state === 'unknown' ? s.dim(t('cli.status.list.unknown')) : s.bad(t(state === 'archived' ? 'cli.status.list.archived' : 'cli.status.list.missing')));
   const name = (label: string | null, id: string) => `"${safeText(label ?? id)}" (${safeText(id)})`;
+  const tagged = (tag: string | null) => (tag ? ` ${t('cli.status.routeTag', { tag: safeText(normaliseRouteTag(tag)) })}` : '');
 
   row('cli.status.row.token', p.source ? describeSource(p.source, p.home, p.text) : s.bad(r.tokenProblem ?? t('cli.status.noToken')));
   const reach = !r.reachability.checked
@@ -312,10 +314,10 @@ function printHuman(io: CliIo, s: Style, r: StatusReport, p: PrintContext): void
   row('cli.status.row.config', r.configFile.problem ? s.bad(r.configFile.problem) : displayPath(r.configFile.file, p.home));
   if (r.binding) {
     const via = r.binding.inherited ? t('cli.status.via', { dir: r.binding.cwd }) : '';
-    row('cli.status.row.directory', `${r.cwd}${via} → ${name(r.binding.label, r.binding.projectId)} ${listWord(r.binding.list)}`);
+    row('cli.status.row.directory', `${r.cwd}${via} → ${name(r.binding.label, r.binding.projectId)}${tagged(r.binding.tag)} ${listWord(r.binding.list)}`);
   } else row('cli.status.row.directory', `${r.cwd} — ${s.warn(r.configFile.problem ? t('cli.status.list.unknown') : t('cli.status.notBoundShort'))}`);
   row('cli.status.row.bindings', r.configFile.problem ? s.dim(t('cli.status.list.unknown')) : r.bindings.length === 0 ? t('cli.status.none') : String(r.bindings.length));
-  for (const b of r.bindings) io.out(`  ${b.cwd} → ${name(b.label, b.projectId)} ${listWord(b.list)}\n`);
+  for (const b of r.bindings) io.out(`  ${b.cwd} → ${name(b.label, b.projectId)}${tagged(b.tag)} ${listWord(b.list)}\n`);
   row('cli.status.row.acceptance', r.pendingAcceptances.length === 0 ? t('cli.status.nothingWaiting') : p.text.plural('cli.status.waiting', r.pendingAcceptances.length));
   for (const a of r.pendingAcceptances) {
     const list = a.list ? t('cli.status.inList', { list: safeText(a.list) }) : '';

@@ -2,6 +2,7 @@
 import { adviceFor, isDidaError } from '../../dida/dida-error';
 import { findBinding } from '../../store/config-store';
 import { bindList, checkList, unbindList } from '../bindings';
+import { normaliseRouteTag } from '../route-tags';
 import { fenceUntrusted, UNTRUSTED_PREAMBLE } from '../text-guard';
 import { MODEL_BUDGET, withinBudget } from './model-budget';
 import { runTool } from './tool-runner';
@@ -20,6 +21,11 @@ function listName(name: string): string {
   return `${UNTRUSTED_PREAMBLE}\n${fenceUntrusted('list_name', withinBudget(name, MODEL_BUDGET.title))}`;
 }
 
+/** The directory's route tag as configured here (validated config text, never Dida text). */
+function routeNote(tag: string | undefined): string {
+  return tag ? ` with route tag #${normaliseRouteTag(tag)} (tasks tagged so run only in directories with that tag)` : '';
+}
+
 async function run(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
   switch (args.action) {
     case 'status': {
@@ -29,14 +35,16 @@ async function run(args: Record<string, unknown>, ctx: ToolContext): Promise<Too
       if (!binding) return { code: 'not_bound', message: `Token found (${token.source}). This directory is not bound to a Dida list; bind it with action "bind" when the person names a list.` };
       const health = await checkList(await ctx.gateway(), binding);
       if (!health.ok) return { code: health.code, message: health.message };
-      return { code: 'ok', message: `Bound to the Dida list ${health.project.id} (token from ${token.source}); Dida is reachable.`, detail: listName(health.project.name) };
+      return { code: 'ok', message: `Bound to the Dida list ${health.project.id}${routeNote(binding.tag)} (token from ${token.source}); Dida is reachable.`, detail: listName(health.project.name) };
     }
     case 'bind': {
       const name = args.list_name as string | undefined;
       const id = args.list_id as string | undefined;
       if (!name && !id) return { code: 'invalid_argument', message: 'bind needs list_name (or list_id).' };
-      const result = await bindList(await ctx.gateway(), ctx.config, ctx.cwd, id ? { id } : { name: name as string });
-      return { code: 'ok', message: `${result.created ? 'Created and bound' : 'Bound'} the Dida list ${result.project.id} to this directory.`, detail: listName(result.project.name) };
+      const tag = args.tag as string | undefined;
+      const result = await bindList(await ctx.gateway(), ctx.config, ctx.cwd, id ? { id } : { name: name as string }, tag !== undefined ? { tag } : {});
+      const bound = findBinding(await ctx.config.read(), ctx.cwd);
+      return { code: 'ok', message: `${result.created ? 'Created and bound' : 'Bound'} the Dida list ${result.project.id} to this directory${routeNote(bound?.tag)}.`, detail: listName(result.project.name) };
     }
     case 'unbind': {
       const removed = await unbindList(ctx.config, ctx.cwd);

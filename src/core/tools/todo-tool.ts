@@ -26,6 +26,7 @@ async function run(args: Record<string, unknown>, ctx: ToolContext): Promise<Too
   const engine = await ctx.engine();
   const action = args.action as string;
   const current = await engine.currentWork(ctx.sessionId);
+  const where = { cwd: ctx.cwd };
 
   if (action === 'create') {
     const steps = (args.steps as StepArg[] | undefined) ?? [];
@@ -41,14 +42,14 @@ async function run(args: Record<string, unknown>, ctx: ToolContext): Promise<Too
         level: (args.priority as SettablePriorityLevel | undefined) ?? 'medium',
       });
       const started = steps.flatMap((s, i) => (s.status === 'in_progress' && work.steps[i] ? [{ op: 'update' as const, step: work.steps[i].id, status: 'in_progress' as const }] : []));
-      const final = started.length ? (await engine.changeSteps(ctx.sessionId, started, keyOf(work))).work : work;
+      const final = started.length ? (await engine.changeSteps(ctx.sessionId, started, keyOf(work), where)).work : work;
       const ids = final.steps.map((s) => s.id).join(', ');
       const replaced = current && keyOf(current) !== keyOf(final) ? ` It is now the current Work (Work ${keyOf(current)} stays open).` : '';
       return { code: 'ok', message: `Created Work ${keyOf(final)} in Dida${ids ? ` with steps ${ids}` : ''}.${replaced}`, data: panelItems(final) };
     }
     if (steps.length === 0) return { code: 'invalid_argument', message: 'create needs steps: an array of {title, status?}.' };
     const changes: StepChange[] = steps.map((s) => ({ op: 'add', title: s.title, ...(s.status ? { status: s.status } : {}) }));
-    const result = await engine.changeSteps(ctx.sessionId, changes);
+    const result = await engine.changeSteps(ctx.sessionId, changes, undefined, where);
     const added = result.work.steps.slice(-steps.length).map((s) => s.id).join(', ');
     return changed(`Added ${added} to Work ${keyOf(result.work)}.`, result);
   }
@@ -75,7 +76,7 @@ async function run(args: Record<string, unknown>, ctx: ToolContext): Promise<Too
         ...(u.resolution !== undefined ? { resolution: u.resolution } : {}),
         ...(u.title !== undefined ? { title: u.title } : {}),
       }));
-      const result = await engine.changeSteps(ctx.sessionId, changes);
+      const result = await engine.changeSteps(ctx.sessionId, changes, undefined, where);
       const moved = transitionsLine(result);
       return changed(`Updated Work ${keyOf(result.work)}${moved ? `: ${moved}` : ''}.`, result);
     }

@@ -1,6 +1,7 @@
 // The `todo_work` tool: the list's queue of Works (list, switch, next, refresh, finish_current, wait_for_human, resume, keep_open).
 import { finalizeWork } from '../finalize';
-import { renderQueuePayload, type QueuePayloadStrings } from '../queue-policy';
+import { renderQueuePayload, type QueuePayloadStrings, type SkippedWork } from '../queue-policy';
+import { routeFor, type Route } from '../route-tags';
 import { keyOf } from '../work-io';
 import { visibleSteps, SETTLED } from '../work-state';
 import { boundOrResult, isResult, runTool } from './tool-runner';
@@ -15,6 +16,24 @@ const QUEUE_STRINGS: QueuePayloadStrings = {
   idLabel: 'id',
 };
 
+/** Works for other directories named at most in one list result. */
+const ROUTED_SHOWN = 10;
+const SAFE_KEY = /^[A-Za-z0-9_#-]{1,80}$/;
+
+/**
+ * Why Works are not for this directory, by id: "routed to #api" (another binding's tag) or "not tagged #web" (this
+ * binding's tag). Both tags come from this machine's config.yaml, never from Dida.
+ */
+export function routedNote(skipped: readonly SkippedWork[], route: Route | undefined): string {
+  const routed = skipped.filter((s) => s.reason === 'routed');
+  if (routed.length === 0) return '';
+  const shown = routed
+    .slice(0, ROUTED_SHOWN)
+    .map((s) => `${SAFE_KEY.test(s.candidate.taskId) ? s.candidate.taskId : 'a Work'} ${s.routedTo ? `routed to #${s.routedTo}` : `not tagged #${route?.own ?? ''}`}`);
+  const more = routed.length > shown.length ? `; ${routed.length - shown.length} more` : '';
+  return ` ${routed.length} Work(s) are for other directories: ${shown.join('; ')}${more}.`;
+}
+
 export const todoWorkTool: ToolDefinition = {
   name: 'todo_work',
   description: TODO_WORK_DESCRIPTION,
@@ -28,19 +47,20 @@ async function run(args: Record<string, unknown>, ctx: ToolContext): Promise<Too
   const engine = await ctx.engine();
   const action = args.action as string;
   const now = new Date(engine.deps.now());
+  const route = routeFor(await ctx.config.read(), binding);
 
   switch (action) {
     case 'list': {
-      const queue = await engine.queue(binding.projectId);
+      const queue = await engine.queue(binding.projectId, undefined, route);
       const waiting = queue.skipped.filter((s) => s.reason === 'waiting_for_human').length;
-      const note = waiting ? ` ${waiting} Work(s) are waiting for the person.` : '';
+      const note = (waiting ? ` ${waiting} Work(s) are waiting for the person.` : '') + routedNote(queue.skipped, route);
       return { code: 'ok', message: `${queue.ranked.length} executable Work(s).${note}`, detail: renderQueuePayload(queue.ranked, { strings: QUEUE_STRINGS, now }) };
     }
     case 'next': {
       if (!ctx.queueGranted) {
         return { code: 'queue_not_granted', message: 'Picking from the queue needs the person to ask for it (their trigger phrase) in this turn; keep to the current Work or ask the person.' };
       }
-      const work = await engine.claimNext(ctx.sessionId, binding.projectId);
+      const work = await engine.claimNext(ctx.sessionId, binding.projectId, undefined, route);
       if (!work) return { code: 'queue_empty', message: 'No Work in the bound list is executable now (or other machines hold them); tell the person the queue is empty.' };
       return { code: 'ok', message: `Now working on Work ${keyOf(work)}.`, detail: renderWork(work), data: panelItems(work) };
     }

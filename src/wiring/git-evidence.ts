@@ -1,0 +1,110 @@
+// The repository evidence port over plain git: argv only (never a shell), a timeout and an output cap per command.
+import { execFile } from 'node:child_process';
+import { MAX_COMMITS_PER_STEP, MAX_FILES_PER_COMMIT, type CommitEvidence, type RepoEvidencePort } from '../core/repo-evidence';
+import { repoWebOf } from './git-remote-url';
+
+export interface GitEvidenceOptions {
+  /** The git program (default `git` from PATH). */
+  git?: string;
+  /** Per command (default 5 s). */
+  timeoutMs?: number;
+  /** Output read per command at most (default 512 KiB); a longer output is cut and only whole records are used. */
+  maxBytes?: number;
+  log?: (line: string) => void;
+}
+
+const FULL_SHA = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
+const SHORT_SHA = /^[0-9a-f]{7,64}$/;
+const REF_NAME = /^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$/;
+const RECORD = '\x1e';
+const FIELD = '\x1f';
+const MAX_SUBJECT = 200;
+const MAX_PATH = 300;
+
+/** The environment git runs with: nothing that points it at another repository, and never a prompt. */
+function gitEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (!/^GIT_(?:DIR|WORK_TREE|INDEX_FILE|OBJECT_DIRECTORY|ALTERNATE_OBJECT_DIRECTORIES|NAMESPACE|COMMON_DIR|PREFIX)$/.test(key)) env[key] = value;
+  }
+  env.GIT_TERMINAL_PROMPT = '0';
+  env.GIT_OPTIONAL_LOCKS = '0';
+  return env;
+}
+
+/** Parses `log --format=<RS>%h<US>%s --name-only` output; a record cut off by the output cap is dropped. */
+export function parseLog(output: string, complete: boolean): CommitEvidence[] {
+  const records = output.split(RECORD).slice(1);
+  if (!complete) records.pop();
+  const commits: CommitEvidence[] = [];
+  for (const record of records) {
+    const [head = '', ...rest] = record.split('\n');
+    const [sha = '', subject = ''] = head.split(FIELD);
+    if (!SHORT_SHA.test(sha)) continue;
+    const files = rest.map((line) => line.trim()).filter((line) => line !== '');
+    commits.push({ sha, subject: subject.slice(0, MAX_SUBJECT), files: files.slice(0, MAX_FILES_PER_COMMIT).map((f) => f.slice(0, MAX_PATH)), moreFiles: Math.max(0, files.length - MAX_FILES_PER_COMMIT) });
+  }
+  return commits;
+}
+
+/** Plain git in a working directory, bounded. */
+export function gitEvidence(options: GitEvidenceOptions = {}): RepoEvidencePort {
+  const program = options.git ?? 'git';
+  const timeout = options.timeoutMs ?? 5000;
+  const maxBuffer = options.maxBytes ?? 512 * 1024;
+
+  /** stdout of `git <args>` in `cwd` (and whether it is whole), or undefined when git failed, is missing or timed out. */
+  function run(cwd: string, args: readonly string[]): Promise<{ out: string; complete: boolean } | undefined> {
+    return new Promise((resolve) => {
+      execFile(
+        program,
+        ['-c', 'core.quotepath=off', '-c', 'log.showSignature=false', '-c', 'color.ui=false', ...args],
+        { cwd, timeout, maxBuffer, env: gitEnv(), windowsHide: true, encoding: 'utf8' },
+        (error, stdout) => {
+          if (!error) return resolve({ out: stdout, complete: true });
+          if ((error as NodeJS.ErrnoException).code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER') return resolve({ out: String(stdout ?? ''), complete: false });
+          const code = (error as NodeJS.ErrnoException).code;
+          // A directory that is not a repository answers a non-zero exit: that is "no evidence", not worth a line.
+          if (typeof code === 'string' || error.killed) options.log?.(`git ${args[0]} in ${cwd} did not answer: ${error.message.split('\n')[0]}`);
+          resolve(undefined);
+        },
+      );
+    });
+  }
+
+  async function line(cwd: string, args: readonly string[]): Promise<string | undefined> {
+    const result = await run(cwd, args);
+    const text = result?.complete ? result.out.trim() : '';
+    return text === '' ? undefined : text;
+  }
+
+  return {
+    async head(cwd) {
+      const sha = await line(cwd, ['rev-parse', '--verify', '-q', 'HEAD^{commit}']);
+      return sha && FULL_SHA.test(sha) ? sha : undefined;
+    },
+
+    async commitsSince(cwd, sha) {
+      if (!FULL_SHA.test(sha)) return undefined;
+      const range = `${sha}..HEAD`;
+      const listed = await run(cwd, ['log', '--no-color', `--format=${RECORD}%h${FIELD}%s`, '--name-only', `-n${MAX_COMMITS_PER_STEP}`, range, '--']);
+      if (!listed) return undefined;
+      const commits = parseLog(listed.out, listed.complete).reverse();
+      const count = Number(await line(cwd, ['rev-list', '--count', range, '--']));
+      const more = Number.isInteger(count) && count > commits.length ? count - commits.length : 0;
+      return { commits, more };
+    },
+
+    async remote(cwd) {
+      const ref = await line(cwd, ['symbolic-ref', '-q', '--short', 'HEAD']);
+      const branch = ref && REF_NAME.test(ref) ? ref : undefined;
+      const tracked = branch ? await line(cwd, ['config', '--get', `branch.${branch}.remote`]) : undefined;
+      const names = (await line(cwd, ['remote']))?.split('\n').map((n) => n.trim()) ?? [];
+      const name = [tracked, 'origin', names[0]].find((n): n is string => !!n && REF_NAME.test(n) && names.includes(n));
+      const url = name ? await line(cwd, ['remote', 'get-url', name]) : undefined;
+      const web = url ? repoWebOf(url) : undefined;
+      if (!branch && !web) return undefined;
+      return { ...(branch ? { branch } : {}), ...(web ? { web } : {}) };
+    },
+  };
+}
