@@ -7,7 +7,7 @@ import { describeIssues } from '../common/schema-issues';
 import { readFileIfExists, writeFileAtomic } from './atomic-file';
 import { withLock, type LockContext, type LockOptions } from './file-lock';
 import { displayPath } from './paths';
-import { StateError, type CorruptStateInfo, type StateReadResult } from './state-store';
+import { parseVersioned, StateError, type CorruptStateInfo, type StateReadResult } from './state-store';
 
 export interface LoggedStateStoreOptions<T extends object> {
   /** The snapshot file, e.g. `resolvePaths().stateFile`; the log is `<file>.log` beside it. */
@@ -303,35 +303,10 @@ export class LoggedStateStore<T extends object> {
   }
 
   private parseSnapshot(text: string): { data: Json; gen: number } {
-    const { file, version, schema, migrate } = this.options;
-    let raw: unknown;
-    try {
-      raw = JSON.parse(text);
-    } catch (err) {
-      throw new CorruptSnapshot(`not valid JSON (${(err as Error).message})`);
-    }
-    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new CorruptSnapshot('at (root): expected a JSON object');
-    const { version: fileVersion, logGen, ...data } = raw as Json;
-    if (typeof fileVersion !== 'number' || !Number.isInteger(fileVersion)) throw new CorruptSnapshot('at version: expected an integer schema version');
-    if (fileVersion > version) {
-      throw new StateError(
-        'state_too_new',
-        file,
-        `${displayPath(file)} has state version ${fileVersion}, written by a newer dida-todo (this one knows version ${version}). Upgrade dida-todo; the file was left untouched.`,
-      );
-    }
-    let candidate: unknown = data;
-    if (fileVersion < version) {
-      if (!migrate) throw new CorruptSnapshot(`at version: version ${fileVersion} is older than ${version} and cannot be migrated`);
-      try {
-        candidate = migrate(data, fileVersion);
-      } catch (err) {
-        throw new CorruptSnapshot(`migrating from version ${fileVersion} failed (${(err as Error).message})`);
-      }
-    }
-    const result = schema.safeParse(candidate, { reportInput: true });
-    if (!result.success) throw new CorruptSnapshot(describeIssues(result.error.issues));
-    return { data: result.data as Json, gen: typeof logGen === 'number' ? logGen : 0 };
+    const parsed = parseVersioned(text, this.options, ['logGen']);
+    if (!parsed.ok) throw new CorruptSnapshot(parsed.problem);
+    const gen = parsed.meta.logGen;
+    return { data: parsed.value as Json, gen: typeof gen === 'number' ? gen : 0 };
   }
 
   // ---- views and changes ---------------------------------------------------------------------------------------

@@ -67,6 +67,58 @@ class StateLockLostError extends Error {
   }
 }
 
+export interface VersionedFile<T> {
+  file: string;
+  version: number;
+  schema: z.ZodMiniType<T>;
+  migrate?: (data: Record<string, unknown>, fromVersion: number) => unknown;
+}
+
+/**
+ * Reads `{ "version": N, ...data }` text: checks the version, migrates older data, validates the rest. Top-level
+ * fields named in `meta` (bookkeeping such as a log generation) are set aside and returned apart. A newer version
+ * throws `StateError('state_too_new')`; anything else wrong is a problem to report.
+ */
+export function parseVersioned<T>(
+  text: string,
+  spec: VersionedFile<T>,
+  meta: readonly string[] = [],
+): { ok: true; value: T; meta: Record<string, unknown> } | { ok: false; problem: string } {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    return { ok: false, problem: `not valid JSON (${(err as Error).message})` };
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { ok: false, problem: 'at (root): expected a JSON object' };
+  const { version: fileVersion, ...rest } = raw as Record<string, unknown>;
+  const kept: Record<string, unknown> = {};
+  for (const key of meta) {
+    kept[key] = rest[key];
+    delete rest[key];
+  }
+  if (typeof fileVersion !== 'number' || !Number.isInteger(fileVersion)) return { ok: false, problem: 'at version: expected an integer schema version' };
+  if (fileVersion > spec.version) {
+    throw new StateError(
+      'state_too_new',
+      spec.file,
+      `${displayPath(spec.file)} has state version ${fileVersion}, written by a newer dida-todo (this one knows version ${spec.version}). Upgrade dida-todo; the file was left untouched.`,
+    );
+  }
+  let candidate: unknown = rest;
+  if (fileVersion < spec.version) {
+    if (!spec.migrate) return { ok: false, problem: `at version: version ${fileVersion} is older than ${spec.version} and cannot be migrated` };
+    try {
+      candidate = spec.migrate(rest, fileVersion);
+    } catch (err) {
+      return { ok: false, problem: `migrating from version ${fileVersion} failed (${(err as Error).message})` };
+    }
+  }
+  const result = spec.schema.safeParse(candidate, { reportInput: true });
+  if (!result.success) return { ok: false, problem: describeIssues(result.error.issues) };
+  return { ok: true, value: result.data, meta: kept };
+}
+
 type Parsed<T> = { kind: 'missing' } | { kind: 'ok'; value: T } | { kind: 'corrupt'; problem: string; raw: string };
 
 /**
@@ -162,41 +214,8 @@ export class StateStore<T extends object> {
 
   private parse(text: string | undefined): Parsed<T> {
     if (text === undefined) return { kind: 'missing' };
-    const { file, version, schema, migrate } = this.options;
-    let raw: unknown;
-    try {
-      raw = JSON.parse(text);
-    } catch (err) {
-      return { kind: 'corrupt', raw: text, problem: `not valid JSON (${(err as Error).message})` };
-    }
-    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-      return { kind: 'corrupt', raw: text, problem: 'at (root): expected a JSON object' };
-    }
-    const { version: fileVersion, ...data } = raw as Record<string, unknown>;
-    if (typeof fileVersion !== 'number' || !Number.isInteger(fileVersion)) {
-      return { kind: 'corrupt', raw: text, problem: 'at version: expected an integer schema version' };
-    }
-    if (fileVersion > version) {
-      throw new StateError(
-        'state_too_new',
-        file,
-        `${displayPath(file)} has state version ${fileVersion}, written by a newer dida-todo (this one knows version ${version}). Upgrade dida-todo; the file was left untouched.`,
-      );
-    }
-    let candidate: unknown = data;
-    if (fileVersion < version) {
-      if (!migrate) {
-        return { kind: 'corrupt', raw: text, problem: `at version: version ${fileVersion} is older than ${version} and cannot be migrated` };
-      }
-      try {
-        candidate = migrate(data, fileVersion);
-      } catch (err) {
-        return { kind: 'corrupt', raw: text, problem: `migrating from version ${fileVersion} failed (${(err as Error).message})` };
-      }
-    }
-    const result = schema.safeParse(candidate, { reportInput: true });
-    if (!result.success) return { kind: 'corrupt', raw: text, problem: describeIssues(result.error.issues) };
-    return { kind: 'ok', value: result.data };
+    const parsed = parseVersioned(text, this.options);
+    return parsed.ok ? { kind: 'ok', value: parsed.value } : { kind: 'corrupt', raw: text, problem: parsed.problem };
   }
 
   private async quarantine(problem: string): Promise<CorruptStateInfo> {
