@@ -47,6 +47,13 @@ export const WaitingSchema = z.object({
   /** Set once priority 0 and the reason comment are written. */
   applied: z._default(z.boolean(), false),
   since: z.number(),
+  /** The person paused the Work from Dida (its priority set to none, or a stop comment); absent when the agent asked. */
+  pausedBy: z.optional(z.enum(['priority', 'comment'])),
+  /** The comment queued on the Work when it started waiting: the person's answers on the Work are those written after it. */
+  comment: z.optional(z.string()),
+  /** That comment as Dida shows it, once found: its id and `createdTime` (ms). */
+  anchorCommentId: z.optional(z.string()),
+  anchorAt: z.optional(z.number()),
 });
 export type WaitingRecord = z.infer<typeof WaitingSchema>;
 
@@ -102,6 +109,23 @@ export const WorkRecordSchema = z.object({
   reopened: z.optional(z.boolean()),
   /** The person's text still to be appended to the task's description (late review feedback), written with the items. */
   pendingDesc: z.optional(z.string()),
+  /**
+   * The person resumed the Work from Dida and the model was not told yet: their answer (the owner's comments, whole;
+   * '' when they only set the priority back), handed to the model once and then removed.
+   */
+  pendingAnswer: z.optional(
+    z.object({
+      text: z.string(),
+      commentIds: z._default(z.array(z.string()), []),
+      at: z.number(),
+      /** What the agent had asked (its wait_for_human reason); absent for a Work the person paused. */
+      question: z.optional(z.string()),
+      /** The Work had been paused by the person (rather than waiting for an answer the agent asked for). */
+      paused: z.optional(z.boolean()),
+    }),
+  ),
+  /** The owner's comments already taken as answers or stop requests (never taken again, across restarts). */
+  phoneHandled: z.optional(z.array(z.string())),
 });
 export type WorkRecord = z.infer<typeof WorkRecordSchema>;
 
