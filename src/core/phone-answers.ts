@@ -4,7 +4,7 @@ import { isDidaError } from '../dida/dida-error';
 import type { Comment } from '../dida/types';
 import { parseClaim } from './claims';
 import type { EngineDeps } from './engine-context';
-import { commentTime, DEFAULT_STOP_PHRASES, isStopPhrase } from './phone-pause';
+import { commentTime, DEFAULT_STOP_PHRASES, isStopPhrase } from './phone-signals';
 import { progressEntries, type StepChangeResult } from './step-ops';
 import { fenceUntrusted, stripInvisible, UNTRUSTED_PREAMBLE } from './text-guard';
 import { MODEL_BUDGET, withinBudget } from './tools/model-budget';
@@ -158,15 +158,20 @@ export interface TakenAnswer {
 }
 
 /**
- * Takes (removes) the pending answers of resumed Works that `pick` selects, in one state update, so each is handed to
+ * Takes (removes) the pending answers of resumed Works that `pick` selects (at most `limit`), in one state update, so each is handed to
  * the model once across processes: a later take, or a save of a copy loaded before, never brings it back (the
  * Work's revision moves on).
  */
-export async function takeAnswers(deps: Pick<EngineDeps, 'state' | 'now'>, pick: (key: string, work: WorkRecord, state: EngineState) => boolean): Promise<TakenAnswer[]> {
+export async function takeAnswers(
+  deps: Pick<EngineDeps, 'state' | 'now'>,
+  pick: (key: string, work: WorkRecord, state: EngineState) => boolean,
+  limit = Number.POSITIVE_INFINITY,
+): Promise<TakenAnswer[]> {
   const taken: TakenAnswer[] = [];
   await deps.state.update((state) => {
     taken.length = 0;
     for (const [key, work] of Object.entries(state.works)) {
+      if (taken.length >= limit) break;
       if (!work.pendingAnswer || work.waiting || work.phase !== 'open' || !pick(key, work, state)) continue;
       taken.push({ key, title: work.title, answer: work.pendingAnswer });
       delete work.pendingAnswer;
@@ -175,6 +180,23 @@ export async function takeAnswers(deps: Pick<EngineDeps, 'state' | 'now'>, pick:
     }
   });
   return taken;
+}
+
+/**
+ * Puts a taken answer back (its delivery failed: the session went away), unless the Work has a newer one meanwhile,
+ * which then keeps both texts.
+ */
+export async function returnAnswer(deps: Pick<EngineDeps, 'state' | 'now'>, taken: TakenAnswer): Promise<void> {
+  await deps.state.update((state) => {
+    const work = state.works[taken.key];
+    if (!work || work.phase !== 'open') return;
+    const newer = work.pendingAnswer;
+    work.pendingAnswer = newer
+      ? { ...newer, text: [taken.answer.text, newer.text].filter(Boolean).join('\n\n'), commentIds: [...taken.answer.commentIds, ...newer.commentIds] }
+      : taken.answer;
+    work.rev += 1;
+    work.updatedAt = deps.now();
+  });
 }
 
 /** Whether a session other than `sessionId` works on `key` now (its record names it current and is recent). */

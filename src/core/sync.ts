@@ -10,7 +10,6 @@ import { WorkError } from './engine-context';
 import { finalizeBlocker, finalizeWork } from './finalize';
 import { getLocale } from './locale';
 import { occurrenceKey } from './schedule';
-import { checkWaiting } from './phone-answers';
 import { flushWorkOutbox } from './outbox';
 import { madeBy, PENDING_CREATE_TTL_MS } from './own-creates';
 import { hasPendingWrite, writeWork } from './task-writer';
@@ -172,6 +171,7 @@ export async function syncList(deps: EngineDeps, projectId: string): Promise<Syn
       } else if (work.phase === 'open' && work.waiting?.applied && openIds.has(work.taskId)) {
         // The person answers on the 🙋 reminder or the Work (two comment reads), or sets the priority back.
         const task = tasks.find((t) => t.id === work.taskId);
+        const { checkWaiting } = await import('./phone-answers');
         const outcome = await checkWaiting(deps, key, task?.priority ?? 0);
         if (outcome.resumed) report.resumed.push(key);
         if (outcome.answers > 0) report.answered.push(key);

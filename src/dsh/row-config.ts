@@ -3,6 +3,8 @@ import * as z from 'zod/mini';
 
 export const DEFAULT_BACKOFF_SECONDS = [30, 60, 120, 300, 600];
 export const DEFAULT_QUEUE_TRIGGERS = ['检查todo'];
+/** The same as the core's DEFAULT_STOP_PHRASES (kept here so the row config loads without the engine). */
+export const DEFAULT_STOP_PHRASES = ['停', '暂停', 'stop', 'pause'];
 
 /** Names a misspelled key: zod/mini's default message for it is only "Invalid input" at the object, without the key. */
 const unknownKeys = {
@@ -34,6 +36,8 @@ export const RowConfig = z.strictObject({
   pollIntervalMinutes: z._default(z.number().check(z.int(), z.minimum(1), z.maximum(1440)), 10),
   /** Exact human messages that allow one turn to pick work from the whole queue. */
   queueTriggers: z._default(z.array(z.string().check(z.minLength(1))).check(z.minLength(1)), DEFAULT_QUEUE_TRIGGERS),
+  /** Whole comments by the list's owner on a running Work that pause it at the next step; [] turns them off. */
+  stopPhrases: z._default(z.array(z.string().check(z.minLength(1))), DEFAULT_STOP_PHRASES),
   /** Path of config.yaml (default ~/.config/dida-todo/config.yaml). */
   configPath: z.optional(z.string().check(z.minLength(1))),
   /** Directory of state.json and locks (default ~/.local/state/dida-todo). */

@@ -102,6 +102,7 @@ describe('plugin entry shape', () => {
       poll: false,
       pollIntervalMinutes: 10,
       queueTriggers: ['检查todo'],
+      stopPhrases: ['停', '暂停', 'stop', 'pause'],
       dida: { region: 'dida365', timeoutMs: 15_000 },
     });
   });

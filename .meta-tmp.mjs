@@ -1,0 +1,13 @@
+import { build } from 'esbuild';
+import path from 'node:path';
+const r = await build({ absWorkingDir: process.cwd(), entryPoints: { index: 'src/dsh/index.ts' }, outdir: '/tmp/metaout', bundle: true, splitting: true, format: 'esm', platform: 'node', target: 'node20', minify: true, write: false, metafile: true, preserveSymlinks: true, logLevel: 'silent' });
+const out = r.metafile.outputs;
+const seen = new Set();
+const visit = (f) => { if (seen.has(f)) return; seen.add(f); for (const i of out[f].imports) if (i.kind === 'import-statement' && out[i.path]) visit(i.path); };
+const entry = Object.keys(out).find((f) => out[f].entryPoint === 'src/dsh/index.ts');
+visit(entry);
+const sizes = {};
+for (const f of seen) for (const [inp, v] of Object.entries(out[f].inputs)) sizes[inp] = (sizes[inp] ?? 0) + v.bytesInOutput;
+const total = Object.values(sizes).reduce((a, b) => a + b, 0);
+console.log('total', total);
+for (const [f, n] of Object.entries(sizes).sort((a, b) => b[1] - a[1]).slice(0, 60)) console.log(n, f);
