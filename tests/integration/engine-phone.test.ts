@@ -98,6 +98,19 @@ describe('answering a waiting agent from the phone', () => {
     expect(taken?.answer.text).toBe('不用备份，直接上线');
   });
 
+  it('with the owner not known yet, the author of the waiting comment (the bundle’s own post) is taken as the owner', async () => {
+    const { list, task } = await askedWork();
+    await h.deps.state.update((state) => {
+      delete state.owners[list.id];
+    });
+    h.sim.addComment(list.id, task.id, '我来回答', { userId: STRANGER });
+    h.sim.addComment(list.id, task.id, '用 v2 接口');
+    const report = await h.engine.sync(list.id);
+    expect(report.answered).toEqual([task.id]);
+    expect((await h.state()).owners[list.id]).toBe(h.sim.userId);
+    expect((await take()).map((t) => t.answer.text)).toEqual(['用 v2 接口']);
+  });
+
   it('a stop phrase on a waiting Work is not an answer: it keeps waiting and the comment is not looked at again', async () => {
     const { list, task, reminderId } = await askedWork();
     const stop = h.sim.addComment(list.id, reminderId, '停');
