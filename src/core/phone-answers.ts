@@ -132,6 +132,10 @@ export async function checkWaiting(deps: EngineDeps, key: string, listedPriority
       work.pendingAnswer = { text: '', commentIds: [], at: deps.now(), ...(waiting.pausedBy ? { paused: true } : { question: waiting.reason }) };
       changed = true;
     }
+    if ((found.answers.length > 0 || listedPriority > 0) && !waiting.answered) {
+      waiting.answered = true;
+      changed = true;
+    }
     const handled = [...found.answers, ...found.stops].map((c) => c.id);
     if (handled.length > 0) {
       markHandled(work, handled);
@@ -142,7 +146,9 @@ export async function checkWaiting(deps: EngineDeps, key: string, listedPriority
         if (found.learnedOwner) state.owners[work.projectId] ??= found.learnedOwner;
       });
     }
-    return work.pendingAnswer ? found.answers.length : -1;
+    // An answer to this wait whose resume was cut short resumes it too (an older one, not handed over before the agent
+    // asked again, waits for this wait's answer and goes with it).
+    return waiting.answered ? found.answers.length : -1;
   });
   if (answers < 0) return { resumed: false, answers: 0 };
   await resumeWork(deps, key, { explicit: listedPriority === 0 });

@@ -54,6 +54,8 @@ export const WaitingSchema = z.object({
   /** That comment as Dida shows it, once found: its id and `createdTime` (ms). */
   anchorCommentId: z.optional(z.string()),
   anchorAt: z.optional(z.number()),
+  /** The person answered (or set the priority back) during this wait; set before the resume is written. */
+  answered: z.optional(z.boolean()),
 });
 export type WaitingRecord = z.infer<typeof WaitingSchema>;
 

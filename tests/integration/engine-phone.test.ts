@@ -151,6 +151,21 @@ describe('answering a waiting agent from the phone', () => {
     expect(comments(task.id).filter((c) => c === RESUMED)).toHaveLength(1);
   });
 
+  it('an answer not handed over before the agent asked again waits for the new answer and goes with it', async () => {
+    const { list, task, reminderId } = await askedWork();
+    h.sim.addComment(list.id, reminderId, '第一次的回答');
+    await h.engine.sync(list.id);
+    await h.engine.waitForHuman(S, '还需要端口号');
+    let report = await h.engine.sync(list.id);
+    expect(report.resumed).toEqual([]);
+    expect(h.sim.getTask(task.id)?.priority).toBe(0);
+    const second = (await h.engine.getWork(task.id)).waiting!.reminderTaskId!;
+    h.sim.addComment(list.id, second, '5432');
+    report = await h.engine.sync(list.id);
+    expect(report.answered).toEqual([task.id]);
+    expect((await take()).map((t) => t.answer.text)).toEqual(['第一次的回答\n\n5432']);
+  });
+
   it('two takes at once hand an answer to exactly one of them', async () => {
     const { list, reminderId } = await askedWork();
     h.sim.addComment(list.id, reminderId, '可以');
