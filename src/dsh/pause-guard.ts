@@ -10,6 +10,9 @@ import type { PreStepArgs, ToolExecution } from './ports';
 /** The cause the cancelled turn ends with (`turn/end` `{kind:'aborted', reason:{kind:'hook', reason}}`). */
 export const PAUSE_CANCEL_REASON = 'dida-todo: the person paused the Work in Dida';
 
+/** A boundary waits at most this long for its look at Dida; a slower look finishes (and may still stop the turn) later. */
+export const PAUSE_CHECK_WAIT_MS = 3_000;
+
 /** What one session's stretch has seen: the current Work's priority while it ran, and when Dida was last read. */
 interface Seen {
   key?: string;
@@ -32,14 +35,25 @@ export class PauseGuard {
    */
   async beforeStep(track: AgentTrack, args: Pick<PreStepArgs, 'step' | 'messages'>): Promise<void> {
     const personOpened = args.step === 1 && (args.messages ?? []).some((m) => m?.source?.kind === 'user');
-    await this.atBoundary(track, !personOpened);
+    await this.bounded(track, this.atBoundary(track, !personOpened));
   }
 
   /** After a `todo` or `todo_work` call of a session (before its result is returned). */
   async afterToolCall(call: { tool: string; exec: ToolExecution }): Promise<void> {
     if (call.tool !== 'todo' && call.tool !== 'todo_work') return;
     const track = call.exec.agent ? this.deps.tracker.get(call.exec.agent.id) : undefined;
-    if (track) await this.atBoundary(track, true);
+    if (track) await this.bounded(track, this.atBoundary(track, true));
+  }
+
+  /** Waits for a boundary's look at most PAUSE_CHECK_WAIT_MS (a slow Dida never holds a step up for long). */
+  private async bounded(track: AgentTrack, look: Promise<boolean>): Promise<void> {
+    const done = new AbortController();
+    track.background.add(look);
+    void look.finally(() => {
+      track.background.delete(look);
+      done.abort();
+    });
+    await Promise.race([look, this.deps.clock.wait(PAUSE_CHECK_WAIT_MS, [this.deps.lifetime, done.signal])]);
   }
 
   /** The session went idle: the next run starts its stretch afresh. */

@@ -7,11 +7,11 @@ import { getLocale } from '../../src/core/locale';
 import { PAUSE_CHECK_INTERVAL_MS } from '../../src/core/phone-signals';
 import type { WorkRecord } from '../../src/core/work-state';
 import { AnswerRelay } from '../../src/dsh/answer-relay';
-import { PAUSE_CANCEL_REASON, PauseGuard } from '../../src/dsh/pause-guard';
+import { PAUSE_CANCEL_REASON, PAUSE_CHECK_WAIT_MS, PauseGuard } from '../../src/dsh/pause-guard';
 import { PhoneControl } from '../../src/dsh/phone-control';
 import { Poller } from '../../src/dsh/poller';
 import { StretchCounter } from '../../src/dsh/stretch-counter';
-import { createHarness, fakeAgent, fakeEngine, personSays, queueOf, work, type FakeAgent } from '../helpers/dsh-fakes';
+import { createHarness, fakeAgent, fakeEngine, flush, personSays, queueOf, work, type FakeAgent } from '../helpers/dsh-fakes';
 
 type Harness = ReturnType<typeof createHarness>;
 
@@ -232,6 +232,23 @@ describe('PauseGuard', () => {
     await t.guard.beforeStep(t.track, { step: 1, messages: [] });
     expect(t.cancel).not.toHaveBeenCalled();
     expect(t.h.state.value.works.w1!.waiting).toBeUndefined();
+  });
+
+  it('a slow Dida holds a step up for at most 3 s; a stop it finds later still stops the turn', async () => {
+    const t = pauseSetup();
+    let answer: (value: unknown) => void = () => undefined;
+    t.gateway.listComments.mockImplementationOnce(() => new Promise((resolve) => (answer = resolve)));
+    let stepped = false;
+    const step = t.guard.beforeStep(t.track, { step: 2 }).then(() => (stepped = true));
+    await flush();
+    expect(stepped).toBe(false);
+    await t.h.clock.advance(PAUSE_CHECK_WAIT_MS);
+    await step;
+    expect(t.cancel).not.toHaveBeenCalled();
+    answer([{ id: 'c1', title: 'stop', userId: 'owner', createdTime: '2026-11-30T02:00:00.000+0000' }]);
+    await flush();
+    expect(t.cancel).toHaveBeenCalledTimes(1);
+    expect(t.track.background.size).toBe(0);
   });
 
   it('unbound sessions and subagents are never looked at; a Dida failure is logged and the next boundary looks again', async () => {
