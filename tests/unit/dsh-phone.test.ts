@@ -236,8 +236,9 @@ describe('PauseGuard', () => {
 
   it('a slow Dida holds a step up for at most 3 s; a stop it finds later still stops the turn', async () => {
     const t = pauseSetup();
-    let answer: (value: unknown) => void = () => undefined;
-    t.gateway.listComments.mockImplementationOnce(() => new Promise((resolve) => (answer = resolve)));
+    type Listed = Awaited<ReturnType<typeof t.gateway.listComments>>;
+    let answer: (value: Listed) => void = () => undefined;
+    t.gateway.listComments.mockImplementationOnce(() => new Promise<Listed>((resolve) => (answer = resolve)));
     let stepped = false;
     const step = t.guard.beforeStep(t.track, { step: 2 }).then(() => (stepped = true));
     await flush();
