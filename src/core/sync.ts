@@ -1,5 +1,6 @@
 // Sync of one bound list: one project-data read, adoption of new human tasks, folding in human edits,
-// noticing Works completed or deleted in Dida, reviews (accept / rework), resumes and finalization retries.
+// noticing Works completed or deleted in Dida, reviews (accept / rework), resumes and answers from the phone, and
+// finalization retries.
 import { DidaError, isDidaError } from '../dida/dida-error';
 import type { Task } from '../dida/types';
 import { lateFeedback, processAcceptance } from './acceptance';
@@ -9,7 +10,6 @@ import { WorkError } from './engine-context';
 import { finalizeBlocker, finalizeWork } from './finalize';
 import { getLocale } from './locale';
 import { occurrenceKey } from './schedule';
-import { resumeWork } from './waiting';
 import { flushWorkOutbox } from './outbox';
 import { madeBy, PENDING_CREATE_TTL_MS } from './own-creates';
 import { hasPendingWrite, writeWork } from './task-writer';
@@ -27,6 +27,8 @@ export interface SyncReport {
   accepted: string[];
   reworks: string[];
   resumed: string[];
+  /** Works the person resumed by answering in Dida (their answer waits in the state for the model). */
+  answered: string[];
   finalized: string[];
   /** Works the person re-opened in Dida after review (a new round). */
   reopened: string[];
@@ -49,7 +51,7 @@ export function taskOccurrence(task: Task, deps: EngineDeps): string {
  * interrupted finalization. A deleted list is `list_missing`, an archived one `list_closed` (WorkError).
  */
 export async function syncList(deps: EngineDeps, projectId: string): Promise<SyncReport> {
-  const report: SyncReport = { projectId, tasks: [], adopted: [], updated: [], closed: [], accepted: [], reworks: [], resumed: [], finalized: [], reopened: [], rebuilt: [], errors: [] };
+  const report: SyncReport = { projectId, tasks: [], adopted: [], updated: [], closed: [], accepted: [], reworks: [], resumed: [], answered: [], finalized: [], reopened: [], rebuilt: [], errors: [] };
   const before = await deps.state.read();
   const revs = new Map(Object.entries(before.works).map(([k, w]) => [k, w.rev]));
   let tasks: Task[];
@@ -167,11 +169,12 @@ export async function syncList(deps: EngineDeps, projectId: string): Promise<Syn
         if (outcome.status === 'accepted') report.accepted.push(key);
         if (outcome.status === 'rework') report.reworks.push(outcome.reworkKey);
       } else if (work.phase === 'open' && work.waiting?.applied && openIds.has(work.taskId)) {
+        // The person answers on the 🙋 reminder or the Work (two comment reads), or sets the priority back.
         const task = tasks.find((t) => t.id === work.taskId);
-        if (task && task.priority > 0) {
-          await resumeWork(deps, key, { explicit: false });
-          report.resumed.push(key);
-        }
+        const { checkWaiting } = await import('./phone-answers');
+        const outcome = await checkWaiting(deps, key, task?.priority ?? 0);
+        if (outcome.resumed) report.resumed.push(key);
+        if (outcome.answers > 0) report.answered.push(key);
       } else if (work.phase === 'closed' && work.outcome === 'rework' && work.acceptance?.reworkTaskId && current.works[work.acceptance.reworkTaskId]?.phase === 'open') {
         const added = await lateFeedback(deps, key);
         if (added > 0) report.updated.push(work.acceptance.reworkTaskId);

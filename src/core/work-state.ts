@@ -60,6 +60,15 @@ export const WaitingSchema = z.object({
   /** Set once priority 0 and the reason comment are written. */
   applied: z._default(z.boolean(), false),
   since: z.number(),
+  /** The person paused the Work from Dida (its priority set to none, or a stop comment); absent when the agent asked. */
+  pausedBy: z.optional(z.enum(['priority', 'comment'])),
+  /** The comment queued on the Work when it started waiting: the person's answers on the Work are those written after it. */
+  comment: z.optional(z.string()),
+  /** That comment as Dida shows it, once found: its id and `createdTime` (ms). */
+  anchorCommentId: z.optional(z.string()),
+  anchorAt: z.optional(z.number()),
+  /** The person answered (or set the priority back) during this wait; set before the resume is written. */
+  answered: z.optional(z.boolean()),
 });
 export type WaitingRecord = z.infer<typeof WaitingSchema>;
 
@@ -119,6 +128,23 @@ export const WorkRecordSchema = z.object({
   repoHead: z.optional(z.string()),
   /** The directory of the session that last changed the Work's steps (named in the review todo). */
   dir: z.optional(z.string()),
+  /**
+   * The person resumed the Work from Dida and the model was not told yet: their answer (the owner's comments, whole;
+   * '' when they only set the priority back), handed to the model once and then removed.
+   */
+  pendingAnswer: z.optional(
+    z.object({
+      text: z.string(),
+      commentIds: z._default(z.array(z.string()), []),
+      at: z.number(),
+      /** What the agent had asked (its wait_for_human reason); absent for a Work the person paused. */
+      question: z.optional(z.string()),
+      /** The Work had been paused by the person (rather than waiting for an answer the agent asked for). */
+      paused: z.optional(z.boolean()),
+    }),
+  ),
+  /** The owner's comments already taken as answers or stop requests (never taken again, across restarts). */
+  phoneHandled: z.optional(z.array(z.string())),
 });
 export type WorkRecord = z.infer<typeof WorkRecordSchema>;
 

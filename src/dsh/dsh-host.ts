@@ -13,6 +13,7 @@ import { IdleSettle } from './idle-settle';
 import { ListSync } from './list-sync';
 import { LiveBinding } from './live-binding';
 import { Panel } from './panel';
+import { PhoneControl } from './phone-control';
 import { Poller } from './poller';
 import { optionalServices, textOf, type HostAgent, type HostContext, type PreStepArgs, type PreStepDecision, type RequestErrorArgs, type SessionEvent, type UserMessageLike } from './ports';
 import { promptFor, registerPrompt } from './prompt';
@@ -64,6 +65,7 @@ export class DshHost {
   private readonly grant: QueueGrant;
   private readonly continuation: Continuation;
   private readonly settler: IdleSettle;
+  private readonly phone: PhoneControl;
 
   constructor(
     private readonly ctx: HostContext,
@@ -105,7 +107,8 @@ export class DshHost {
     this.panel = new Panel(this.deps);
     this.grant = new QueueGrant(this.deps, () => this.config.queueTriggers);
     this.continuation = new Continuation(this.deps, this.counter);
-    this.poller = new Poller(this.deps, this.counter);
+    this.phone = new PhoneControl(this.deps, this.engine, this.counter, () => this.binding.config);
+    this.poller = new Poller(this.deps, this.counter, () => this.phone.afterPoll());
     this.settler = new IdleSettle(this.deps, this.binding, this.markers);
   }
 
@@ -198,6 +201,7 @@ export class DshHost {
       const event = stretchEventOf(call);
       const id = call.exec.agent?.id;
       if (event && id) await this.counter.note(id, event);
+      await this.phone.afterToolCall(call);
     } catch (error) {
       log(`after ${call.tool}: ${messageOf(error)}`);
     }
@@ -238,6 +242,7 @@ export class DshHost {
     if (status !== 'idle') return;
     track.queueGranted = false;
     track.grantPending = false;
+    this.phone.onIdle(track);
     this.settler.onIdle(track);
   }
 
@@ -272,6 +277,7 @@ export class DshHost {
     if (!track || track.subagent) return next();
     await Promise.race([track.ready, this.deps.clock.wait(READY_WAIT_MS, [this.lifetime.signal])]);
     await this.panel.publish(track, args.turn);
+    await this.phone.beforeStep(track, args);
     const decision = await next();
     if (decision.kind !== 'enter' || !Array.isArray(decision.messages) || decision.messages.length === 0) return decision;
     const extra = [...(await this.grant.messages(track)), ...track.pendingNotes.splice(0)];

@@ -1,5 +1,6 @@
 // The poller: wakes an idle bound session when the list has executable work it was not offered yet, claiming the
 // Work for that session before waking it, and never handing one Work to two sessions.
+import { sessionPaused } from '../core/phone-signals';
 import { routesHere } from '../core/route-tags';
 import { fenceUntrusted, truncateGraphemes, UNTRUSTED_PREAMBLE } from '../core/text-guard';
 import { workKey } from '../core/work-state';
@@ -22,9 +23,11 @@ export class Poller {
   private stop: (() => void) | undefined;
   private running: Promise<void> | undefined;
 
+  /** `afterRead` runs once a list was read, before anyone is woken (answers from the phone go out first). */
   constructor(
     private readonly deps: AdapterDeps,
     private readonly counter: StretchCounter,
+    private readonly afterRead?: () => Promise<void>,
   ) {}
 
   /** Polls every `minutes` until `close()`. */
@@ -65,6 +68,7 @@ export class Poller {
   private async pollList(projectId: string, tracks: AgentTrack[]): Promise<void> {
     const engine = await this.deps.engine();
     const queue = await engine.queue(projectId);
+    await this.afterRead?.();
     const known = new Set([...queue.ranked, ...queue.skipped].map((entry) => entry.candidate.taskId));
     const offered = new Set([...(this.offered.get(projectId) ?? [])].filter((key) => known.has(key)));
     this.offered.set(projectId, offered);
@@ -77,7 +81,8 @@ export class Poller {
     for (const track of tracks) {
       const ranked = queue.ranked.filter((entry) => !offered.has(entry.candidate.taskId) && !held.has(entry.candidate.taskId) && !lost.has(entry.candidate.taskId) && routesHere(config, track.binding, entry.candidate.tags));
       if (ranked.length === 0) continue;
-      if (track.agent.status !== 'idle' || this.deps.lifetime.aborted) continue;
+      // A session whose Work the person paused from Dida is not handed other work either.
+      if (track.agent.status !== 'idle' || this.deps.lifetime.aborted || sessionPaused(state, track.sessionId)) continue;
       const work = await engine.claimNext(track.sessionId, projectId, { ...queue, ranked });
       if (!work) {
         // Every Work it tried is held elsewhere: the next session is not sent after them again.

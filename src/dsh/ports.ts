@@ -45,7 +45,12 @@ export interface HostAgent {
   followup(message: UserMessageLike): void;
   inject(message: UserMessageLike): void;
   runMaintenance?<T>(job: (signal: AbortSignal) => Promise<T>): Promise<T>;
+  /** Aborts the running turn (the loop ends it `aborted` with this cause); `keepInbox` keeps queued messages. */
+  cancel?(cause: AgentCancelCause, options?: { keepInbox?: boolean }): void;
 }
+
+/** Why an agent's turn was cancelled (dsh's `AgentCancelCause`); a plugin cancels with `hook` and its reason. */
+export type AgentCancelCause = { kind: 'user' } | { kind: 'parent' } | { kind: 'hook'; reason: string } | { kind: 'disposed' };
 
 export interface LlmFailureLike {
   code: string;

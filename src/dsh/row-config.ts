@@ -3,6 +3,8 @@
 
 export const DEFAULT_BACKOFF_SECONDS = [30, 60, 120, 300, 600];
 export const DEFAULT_QUEUE_TRIGGERS = ['检查todo'];
+/** The same as the core's DEFAULT_STOP_PHRASES (kept here so the row config loads without the engine). */
+export const DEFAULT_STOP_PHRASES = ['停', '暂停', 'stop', 'pause'];
 
 export interface DidaAccess {
   /** `dida365` (China, default) or `ticktick` (international). */
@@ -30,6 +32,8 @@ export interface RowConfig {
   queueTriggers: string[];
   /** Seconds progress comments wait so a step's start and finish (or a burst of completions) go out as one. */
   progressWindowSeconds: number;
+  /** Whole comments by the list's owner on a running Work that pause it at the next step; [] turns them off. */
+  stopPhrases: string[];
   /** Path of config.yaml (default ~/.config/dida-todo/config.yaml). */
   configPath?: string;
   /** Directory of state.json and locks (default ~/.local/state/dida-todo). */
@@ -71,10 +75,10 @@ const boolean: Field = (v, path, issues) => {
   return v;
 };
 
-function list(item: Field): Field {
+function list(item: Field, { allowEmpty = false } = {}): Field {
   return (v, path, issues) => {
-    if (!Array.isArray(v) || v.length === 0) {
-      issues.push({ message: 'expected a non-empty list', path });
+    if (!Array.isArray(v) || (v.length === 0 && !allowEmpty)) {
+      issues.push({ message: allowEmpty ? 'expected a list' : 'expected a non-empty list', path });
       return v;
     }
     v.forEach((x, i) => item(x, [...path, String(i)], issues));
@@ -128,6 +132,7 @@ const ROW_SHAPE: Shape = {
   pollIntervalMinutes: { field: integer(1, 1440), default: () => 10 },
   queueTriggers: { field: list(nonEmptyString), default: () => [...DEFAULT_QUEUE_TRIGGERS] },
   progressWindowSeconds: { field: integer(0, 3600), default: () => 60 },
+  stopPhrases: { field: list(nonEmptyString, { allowEmpty: true }), default: () => [...DEFAULT_STOP_PHRASES] },
   configPath: { field: nonEmptyString },
   stateDir: { field: nonEmptyString },
   dida: { field: object(DIDA_SHAPE), default: () => ({ region: 'dida365', timeoutMs: 15_000 }) },

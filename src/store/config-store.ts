@@ -38,6 +38,8 @@ export const ConfigSchema = z.strictObject({
       intervalMinutes: z._default(z.int().check(z.gte(1), z.lte(1440)), DEFAULT_POLL_INTERVAL_MINUTES),
     }),
   ),
+  /** Whole comments by the list's owner that pause a running Work (wins over the plugin row's; [] turns them off). */
+  stopPhrases: z.optional(z.array(z.string().check(z.minLength(1)))),
   hostLabel: z.optional(z.string().check(z.minLength(1))),
   bindings: z._default(z.array(BindingSchema), []),
 });
@@ -87,7 +89,7 @@ export class ConfigError extends Error {
 
 /** The keys config.yaml allows at each place (for "did you mean"). */
 const KNOWN_KEYS: Record<string, readonly string[]> = {
-  '': ['version', 'region', 'baseUrl', 'locale', 'poll', 'hostLabel', 'bindings'],
+  '': ['version', 'region', 'baseUrl', 'locale', 'poll', 'stopPhrases', 'hostLabel', 'bindings'],
   poll: ['enabled', 'intervalMinutes'],
   binding: ['cwd', 'projectId', 'label', 'tag'],
 };
@@ -236,6 +238,7 @@ export async function serializeConfig(config: DidaTodoConfig, header = DEFAULT_H
     baseUrl: config.baseUrl,
     locale: config.locale,
     poll: config.poll,
+    stopPhrases: config.stopPhrases,
     hostLabel: config.hostLabel,
     bindings: config.bindings.map((b) => dropUndefined({ cwd: b.cwd, projectId: b.projectId, label: b.label, tag: b.tag })),
   });

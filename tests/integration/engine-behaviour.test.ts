@@ -279,7 +279,7 @@ describe('waiting for a person', () => {
     expect(h.sim.getTask(task.id)?.priority).toBe(0);
     const reminders = h.sim.listTasks(list.id).filter((t) => t.title.startsWith('🙋'));
     expect(reminders.map((t) => t.title)).toEqual(['🙋 需要你处理：部署']);
-    expect(reminders[0]).toMatchObject({ reminders: REMINDER_TRIGGERS, priority: 5, content: '需要你在控制台开通部署权限' });
+    expect(reminders[0]).toMatchObject({ reminders: REMINDER_TRIGGERS, priority: 5, content: '需要你在控制台开通部署权限\n\n在这条提醒下留言回答，智能体就会带着你的回答继续。' });
     expect(comments(task.id).filter((c) => c.includes('需要你帮忙：需要你在控制台开通部署权限'))).toHaveLength(1);
     // Steps are not faked complete.
     expect((await h.engine.getWork(task.id)).steps.map((s) => s.status)).toEqual(['in_progress']);

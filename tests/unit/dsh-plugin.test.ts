@@ -103,6 +103,7 @@ describe('plugin entry shape', () => {
       pollIntervalMinutes: 10,
       queueTriggers: ['检查todo'],
       progressWindowSeconds: 60,
+      stopPhrases: ['停', '暂停', 'stop', 'pause'],
       dida: { region: 'dida365', timeoutMs: 15_000 },
     });
   });

@@ -1,5 +1,6 @@
 // The `todo_work` tool: the list's queue of Works (list, switch, next, refresh, finish_current, wait_for_human, resume, keep_open).
 import { finalizeWork } from '../finalize';
+import type { TakenAnswer } from '../phone-answers';
 import { renderQueuePayload, type QueuePayloadStrings, type SkippedWork } from '../queue-policy';
 import { routeFor, type Route } from '../route-tags';
 import { keyOf } from '../work-io';
@@ -8,6 +9,9 @@ import { boundOrResult, isResult, runTool } from './tool-runner';
 import type { ToolContext, ToolDefinition, ToolResult } from './tool-types';
 import { TODO_WORK_DESCRIPTION, TODO_WORK_PARAMETERS } from './tool-specs';
 import { panelItems, renderWork } from './work-view';
+
+/** At most this many answers from the phone are handed over in one list result (the rest wait for the next call). */
+const ANSWERS_PER_LIST = 2;
 
 const QUEUE_STRINGS: QueuePayloadStrings = {
   heading: 'Executable Works in the bound Dida list, highest priority first',
@@ -54,7 +58,12 @@ async function run(args: Record<string, unknown>, ctx: ToolContext): Promise<Too
       const queue = await engine.queue(binding.projectId, undefined, route);
       const waiting = queue.skipped.filter((s) => s.reason === 'waiting_for_human').length;
       const note = (waiting ? ` ${waiting} Work(s) are waiting for the person.` : '') + routedNote(queue.skipped, route);
-      return { code: 'ok', message: `${queue.ranked.length} executable Work(s).${note}`, detail: renderQueuePayload(queue.ranked, { strings: QUEUE_STRINGS, now }) };
+      // Answers the person gave in Dida to Works no other session works on now are handed over here, once.
+      const { answerNote, heldByOtherSession, takeAnswers } = await import('../phone-answers');
+      const answers: TakenAnswer[] = await takeAnswers(engine.deps, (key, work, state) => work.projectId === binding.projectId && !heldByOtherSession(state, key, ctx.sessionId, now.getTime()), ANSWERS_PER_LIST);
+      const answered = answers.length ? ` The person answered ${answers.length} Work(s) in Dida (below).` : '';
+      const detail = [renderQueuePayload(queue.ranked, { strings: QUEUE_STRINGS, now }), ...answers.map(answerNote)].join('\n\n');
+      return { code: 'ok', message: `${queue.ranked.length} executable Work(s).${note}${answered}`, detail };
     }
     case 'next': {
       if (!ctx.queueGranted) {
@@ -96,8 +105,14 @@ async function run(args: Record<string, unknown>, ctx: ToolContext): Promise<Too
       return { code: 'ok', message: `Work ${keyOf(work)} is waiting for the person; they were reminded in Dida. Stop working on it until they answer.` };
     }
     case 'resume': {
-      const work = await engine.resume(ctx.sessionId, args.work as string | undefined);
-      return { code: 'ok', message: `Resumed Work ${keyOf(work)}.`, detail: renderWork(work), data: panelItems(work) };
+      const key = (args.work as string | undefined) ?? (await engine.requireCurrent(ctx.sessionId));
+      const before = await engine.getWork(key);
+      // A Work the person already resumed from Dida: its answer (if not handed over yet) is the result.
+      const work = before.waiting || !before.pendingAnswer ? await engine.resume(ctx.sessionId, key) : before;
+      const { answerNote, takeAnswers } = await import('../phone-answers');
+      const answers = await takeAnswers(engine.deps, (k) => k === keyOf(work));
+      const message = before.waiting ? `Resumed Work ${keyOf(work)}.` : `Work ${keyOf(work)} was already resumed by the person in Dida.`;
+      return { code: 'ok', message, detail: [renderWork(work), ...answers.map(answerNote)].join('\n\n'), data: panelItems(work) };
     }
     case 'keep_open': {
       const current = await engine.currentWork(ctx.sessionId);

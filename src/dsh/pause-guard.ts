@@ -1,0 +1,107 @@
+// Pause from the phone at step boundaries: after each `todo`/`todo_work` call and before each step, the session's
+// current Work is looked at; when the person paused it in Dida the Work waits for them and the turn is cancelled.
+import type { EngineDeps } from '../core/engine-context';
+import { checkBoundary, pauseWork } from '../core/phone-pause';
+import { PAUSE_CHECK_INTERVAL_MS } from '../core/phone-signals';
+import { messageOf, type AdapterDeps } from './adapter-deps';
+import type { AgentTrack } from './agent-tracker';
+import type { PreStepArgs, ToolExecution } from './ports';
+
+/** The cause the cancelled turn ends with (`turn/end` `{kind:'aborted', reason:{kind:'hook', reason}}`). */
+export const PAUSE_CANCEL_REASON = 'dida-todo: the person paused the Work in Dida';
+
+/** A boundary waits at most this long for its look at Dida; a slower look finishes (and may still stop the turn) later. */
+export const PAUSE_CHECK_WAIT_MS = 3_000;
+
+/** What one session's stretch has seen: the current Work's priority while it ran, and when Dida was last read. */
+interface Seen {
+  key?: string;
+  priority?: number;
+  readAt?: number;
+}
+
+export class PauseGuard {
+  private readonly seen = new WeakMap<AgentTrack, Seen>();
+
+  constructor(
+    private readonly deps: AdapterDeps,
+    private readonly engineDeps: () => Promise<EngineDeps>,
+    private readonly stopPhrases: () => readonly string[],
+  ) {}
+
+  /**
+   * Before a step. At the first step of a turn a person's message opened, a pause found is applied but the turn goes on
+   * (the person is talking to the session); anywhere else the turn is cancelled.
+   */
+  async beforeStep(track: AgentTrack, args: Pick<PreStepArgs, 'step' | 'messages'>): Promise<void> {
+    const personOpened = args.step === 1 && (args.messages ?? []).some((m) => m?.source?.kind === 'user');
+    await this.bounded(track, this.atBoundary(track, !personOpened));
+  }
+
+  /** After a `todo` or `todo_work` call of a session (before its result is returned). */
+  async afterToolCall(call: { tool: string; exec: ToolExecution }): Promise<void> {
+    if (call.tool !== 'todo' && call.tool !== 'todo_work') return;
+    const track = call.exec.agent ? this.deps.tracker.get(call.exec.agent.id) : undefined;
+    if (track) await this.bounded(track, this.atBoundary(track, true));
+  }
+
+  /** Waits for a boundary's look at most PAUSE_CHECK_WAIT_MS (a slow Dida never holds a step up for long). */
+  private async bounded(track: AgentTrack, look: Promise<boolean>): Promise<void> {
+    const done = new AbortController();
+    track.background.add(look);
+    void look.finally(() => {
+      track.background.delete(look);
+      done.abort();
+    });
+    await Promise.race([look, this.deps.clock.wait(PAUSE_CHECK_WAIT_MS, [this.deps.lifetime, done.signal])]);
+  }
+
+  /** The session went idle: the next run starts its stretch afresh. */
+  onIdle(track: AgentTrack): void {
+    this.seen.delete(track);
+  }
+
+  /**
+   * One boundary: the record (free) at every boundary, the task and its comments from Dida at most every 30 s. True
+   * when the Work was paused here. Never throws (a failure is logged; the next boundary looks again).
+   */
+  async atBoundary(track: AgentTrack, mayCancel: boolean): Promise<boolean> {
+    if (track.subagent || !track.binding || this.deps.lifetime.aborted) return false;
+    try {
+      const seen = this.seen.get(track) ?? {};
+      this.seen.set(track, seen);
+      const now = this.deps.clock.now();
+      const readDida = seen.readAt === undefined || now - seen.readAt >= PAUSE_CHECK_INTERVAL_MS;
+      const deps = await this.engineDeps();
+      const check = await checkBoundary(deps, track.sessionId, {
+        stopPhrases: this.stopPhrases(),
+        readDida,
+        ...(seen.priority !== undefined ? { seenPriority: seen.priority } : {}),
+        ...(seen.key !== undefined ? { seenFor: seen.key } : {}),
+      });
+      if (readDida && check.key) seen.readAt = now;
+      if (check.key && check.priority !== undefined && check.priority > 0) {
+        seen.key = check.key;
+        seen.priority = check.priority;
+      }
+      if (!check.key || !check.pause) return false;
+      const paused = await pauseWork(deps, check.key, check.pause);
+      if (!paused) return false;
+      const how = check.pause.by === 'priority' ? 'set its priority to none' : 'commented a stop phrase';
+      this.deps.log(`the person ${how} in Dida: Work ${check.key} is paused${mayCancel ? ' and the turn of ' + track.sessionId + ' is stopped' : ''}`);
+      if (mayCancel) this.cancel(track);
+      return true;
+    } catch (error) {
+      this.deps.log(`looking for a pause from Dida failed: ${messageOf(error)}`);
+      return false;
+    }
+  }
+
+  private cancel(track: AgentTrack): void {
+    try {
+      track.agent.cancel?.({ kind: 'hook', reason: PAUSE_CANCEL_REASON }, { keepInbox: true });
+    } catch (error) {
+      this.deps.log(`could not stop the turn of ${track.sessionId}: ${messageOf(error)}`);
+    }
+  }
+}

@@ -1,0 +1,73 @@
+// The phone as the control panel, as dsh-host sees it: the answer relay and the pause guard behind four hooks, loaded
+// on first use by a bound session (an unbound session never loads them).
+import type { EngineDeps } from '../core/engine-context';
+import type { DidaTodoConfig } from '../store/config-store';
+import { messageOf, type AdapterDeps } from './adapter-deps';
+import type { AgentTrack } from './agent-tracker';
+import type { AnswerRelay } from './answer-relay';
+import type { PauseGuard } from './pause-guard';
+import type { PreStepArgs, ToolExecution } from './ports';
+import type { StretchCounter } from './stretch-counter';
+
+interface Parts {
+  answers: AnswerRelay;
+  pause: PauseGuard;
+}
+
+export class PhoneControl {
+  private parts: Promise<Parts> | undefined;
+
+  /** `config` is config.yaml as read last: its `stopPhrases` win over the row's. */
+  constructor(
+    private readonly deps: AdapterDeps,
+    private readonly engine: () => Promise<{ deps: EngineDeps }>,
+    private readonly counter: StretchCounter,
+    private readonly config: () => DidaTodoConfig | undefined,
+  ) {}
+
+  /** The relay and the guard, loaded once. */
+  load(): Promise<Parts> {
+    this.parts ??= Promise.all([import('./answer-relay'), import('./pause-guard')]).then(([relay, guard]) => ({
+      answers: new relay.AnswerRelay(this.deps, this.counter),
+      pause: new guard.PauseGuard(this.deps, async () => (await this.engine()).deps, () => this.config()?.stopPhrases ?? this.deps.row.stopPhrases),
+    }));
+    return this.parts;
+  }
+
+  /** Before each step of a bound session: a pause is looked for, then answers become this step's notes or wake idle sessions. */
+  async beforeStep(track: AgentTrack, args: PreStepArgs): Promise<void> {
+    if (!track.binding || track.subagent) return;
+    await this.quietly(async ({ pause, answers }) => {
+      await pause.beforeStep(track, args);
+      await answers.atTurnStart(track, args);
+      await answers.deliver();
+    });
+  }
+
+  /** After a Dida tool call: a pause is looked for (the call may have read the task), then answers it synced are handed over. */
+  async afterToolCall(call: { tool: string; exec: ToolExecution }): Promise<void> {
+    if (call.tool !== 'todo' && call.tool !== 'todo_work') return;
+    await this.quietly(async ({ pause, answers }) => {
+      await pause.afterToolCall(call);
+      await answers.deliver();
+    });
+  }
+
+  /** The session went idle: its stretch of work ended. */
+  onIdle(track: AgentTrack): void {
+    void this.parts?.then(({ pause }) => pause.onIdle(track)).catch(() => undefined);
+  }
+
+  /** After the poller read the lists: answers it found reach their idle sessions. */
+  afterPoll(): Promise<void> {
+    return this.quietly(({ answers }) => answers.deliver());
+  }
+
+  private async quietly(work: (parts: Parts) => Promise<void>): Promise<void> {
+    try {
+      await work(await this.load());
+    } catch (error) {
+      this.deps.log(`answers and pauses from Dida: ${messageOf(error)} (looked at again at the next step or poll)`);
+    }
+  }
+}

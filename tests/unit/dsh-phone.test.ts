@@ -1,0 +1,316 @@
+// The phone as the control panel, adapter side, with the dsh fakes and a fake clock: answers reach the right session
+// once (a follow-up when idle, a note at its next step, the first step of the next turn in the directory), and a pause
+// found at a step boundary stops the turn with the hook cause, reading Dida at most every 30 s.
+import { describe, expect, it, vi } from 'vitest';
+import type { EngineDeps } from '../../src/core/engine-context';
+import { getLocale } from '../../src/core/locale';
+import { PAUSE_CHECK_INTERVAL_MS } from '../../src/core/phone-signals';
+import type { WorkRecord } from '../../src/core/work-state';
+import { AnswerRelay } from '../../src/dsh/answer-relay';
+import { PAUSE_CANCEL_REASON, PAUSE_CHECK_WAIT_MS, PauseGuard } from '../../src/dsh/pause-guard';
+import { PhoneControl } from '../../src/dsh/phone-control';
+import { Poller } from '../../src/dsh/poller';
+import { StretchCounter } from '../../src/dsh/stretch-counter';
+import { createHarness, fakeAgent, fakeEngine, flush, personSays, queueOf, work, type FakeAgent } from '../helpers/dsh-fakes';
+
+type Harness = ReturnType<typeof createHarness>;
+
+function answered(key: string, text: string, extra: Partial<WorkRecord> = {}): WorkRecord {
+  return work(key, ['in_progress'], { pendingAnswer: { text, commentIds: ['c1'], at: 0, question: 'which account?' }, ...extra });
+}
+
+function bindAgent(h: Harness, id: string, current?: string): FakeAgent {
+  const agent = fakeAgent(id, { cwd: '/p' });
+  const track = h.deps.tracker.add(agent);
+  track.binding = { cwd: '/p', projectId: 'list-1' };
+  if (current) h.state.value.sessions[id] = { currentWork: current, touched: [current], autoAttempts: 0, updatedAt: h.clock.now() };
+  return agent;
+}
+
+describe('AnswerRelay', () => {
+  it('wakes the idle session whose current Work was answered with one fenced follow-up, once', async () => {
+    const h = createHarness();
+    h.state.value.works.w1 = answered('w1', '用只读账号 readonly');
+    const agent = bindAgent(h, 's1', 'w1');
+    h.state.value.sessions.s1!.autoAttempts = 2;
+    const relay = new AnswerRelay(h.deps, new StretchCounter(h.deps));
+    await relay.deliver();
+    expect(agent.followup).toHaveBeenCalledTimes(1);
+    const message = agent.followup.mock.calls[0]![0];
+    expect(message.source).toMatchObject({ kind: 'plugin', plugin: 'dida-todo' });
+    const text: string = message.content[0].text;
+    expect(text.indexOf('用只读账号 readonly')).toBeGreaterThan(text.indexOf('<<<DIDA_DATA label=answer'));
+    expect(h.state.value.works.w1!.pendingAnswer).toBeUndefined();
+    // Handed over a new stretch of work.
+    expect(h.state.value.sessions.s1!.autoAttempts).toBe(0);
+    await relay.deliver();
+    expect(agent.followup).toHaveBeenCalledTimes(1);
+  });
+
+  it('a running session, or an idle one with a person’s message queued, gets it at its next step instead', async () => {
+    const h = createHarness();
+    h.state.value.works.w1 = answered('w1', 'A');
+    h.state.value.works.w2 = answered('w2', 'B');
+    const running = bindAgent(h, 's1', 'w1');
+    running.status = 'running';
+    const busy = bindAgent(h, 's2', 'w2');
+    busy.inbox.nextTurn.push(personSays('hi'));
+    await new AnswerRelay(h.deps, new StretchCounter(h.deps)).deliver();
+    expect(running.followup).not.toHaveBeenCalled();
+    expect(busy.followup).not.toHaveBeenCalled();
+    expect(h.deps.tracker.get('s1')!.pendingNotes.map((m) => m.content[0]!.text)).toEqual([expect.stringContaining('Work w1')]);
+    expect(h.deps.tracker.get('s2')!.pendingNotes).toHaveLength(1);
+  });
+
+  it('leaves answers of Works no live session has as current, of waiting Works, and of other lists; a failed follow-up puts the answer back', async () => {
+    const h = createHarness();
+    h.state.value.works.w1 = answered('w1', 'A', { waiting: { reason: 'r', previousPriority: 3, applied: true, since: 0 } });
+    h.state.value.works.w3 = answered('w3', 'C');
+    const agent = bindAgent(h, 's1', 'w1');
+    const relay = new AnswerRelay(h.deps, new StretchCounter(h.deps));
+    await relay.deliver();
+    expect(agent.followup).not.toHaveBeenCalled();
+    expect(h.state.value.works.w3!.pendingAnswer).toBeDefined();
+
+    delete h.state.value.works.w1!.waiting;
+    agent.followup.mockImplementation(() => {
+      throw new Error('agent disposed');
+    });
+    await relay.deliver();
+    expect(h.state.value.works.w1!.pendingAnswer?.text).toBe('A');
+    expect(h.logs.some((l) => l.includes('kept for later'))).toBe(true);
+  });
+
+  it('at the first step of a turn, after the session’s first read, the session gets answers nobody else live works on', async () => {
+    const h = createHarness();
+    h.state.value.works.w1 = answered('w1', 'for the old session');
+    h.state.value.works.other = answered('other', 'another list', { projectId: 'list-2' });
+    const held = bindAgent(h, 's0', 'w1');
+    const fresh = bindAgent(h, 's2');
+    const track = h.deps.tracker.get('s2')!;
+    const relay = new AnswerRelay(h.deps, new StretchCounter(h.deps));
+    await relay.atTurnStart(track, { step: 1 });
+    expect(track.pendingNotes).toEqual([]);
+
+    h.deps.tracker.remove(held.id);
+    // The answer arrives with the session's first read of its list, which the first step waits for.
+    h.state.value.works.w1!.pendingAnswer = undefined;
+    track.sessionSync = {
+      startedAt: h.clock.now(),
+      promise: Promise.resolve().then(() => {
+        h.state.value.works.w1 = answered('w1', 'for the old session');
+      }),
+    };
+    await relay.atTurnStart(track, { step: 2 });
+    expect(track.pendingNotes).toEqual([]);
+    await relay.atTurnStart(track, { step: 1 });
+    expect(track.pendingNotes.map((m) => m.content[0]!.text)).toEqual([expect.stringContaining('for the old session')]);
+    expect(h.state.value.works.other!.pendingAnswer).toBeDefined();
+    expect(fresh.followup).not.toHaveBeenCalled();
+  });
+});
+
+/** Engine deps over the harness state, with a Dida whose task and comments the test sets. */
+function engineDeps(h: Harness) {
+  const dida = {
+    priority: 3,
+    comments: [] as Array<{ id: string; title: string; userId: string; createdTime: string }>,
+    posted: [] as string[],
+    updates: [] as Array<Record<string, unknown>>,
+  };
+  const task = () => ({ id: 'w1', projectId: 'list-1', title: 'Work w1', status: 0, priority: dida.priority, items: [] });
+  const gateway = {
+    getTask: vi.fn(async () => task()),
+    listComments: vi.fn(async () => dida.comments),
+    addComment: vi.fn(async (_p: string, _t: string, text: string) => {
+      dida.posted.push(text);
+      return { id: `p${dida.posted.length}`, title: text, userId: 'owner' };
+    }),
+    updateTask: vi.fn(async (update: Record<string, unknown>) => {
+      dida.updates.push(update);
+      if (typeof update.priority === 'number') dida.priority = update.priority;
+      return task();
+    }),
+  };
+  const deps = {
+    gateway,
+    state: h.state,
+    locks: { withLock: (_key: string, fn: (lock: { compromised: AbortSignal }) => Promise<unknown>) => fn({ compromised: new AbortController().signal }) },
+    now: () => h.clock.now(),
+    locale: getLocale('en'),
+    log: (line: string) => h.logs.push(line),
+  } as unknown as EngineDeps;
+  return { deps, dida, gateway };
+}
+
+function pauseSetup(stopPhrases: readonly string[] = ['stop']) {
+  const h = createHarness();
+  h.state.value.works.w1 = work('w1', ['completed', 'in_progress', 'pending'], { mode: 'direct', priority: 3, humanFingerprint: '', body: '', nextStepNumber: 4, keepOpen: false, createdAt: 0, updatedAt: 0, rev: 1 });
+  h.state.value.owners['list-1'] = 'owner';
+  const agent = bindAgent(h, 's1', 'w1');
+  agent.status = 'running';
+  const cancel = vi.fn();
+  (agent as FakeAgent & { cancel: typeof cancel }).cancel = cancel;
+  const { deps, dida, gateway } = engineDeps(h);
+  const guard = new PauseGuard(h.deps, async () => deps, () => stopPhrases);
+  const track = h.deps.tracker.get('s1')!;
+  const call = { tool: 'todo', exec: { agent } };
+  return { h, agent, cancel, dida, gateway, guard, track, call };
+}
+
+describe('PauseGuard', () => {
+  it('a priority set to none during the stretch stops the turn at the next todo call: the Work waits and says where it stopped', async () => {
+    const t = pauseSetup();
+    await t.guard.afterToolCall(t.call);
+    expect(t.cancel).not.toHaveBeenCalled();
+    // The task writer read the task in the next call and saw priority none; the record holds it (no new read needed).
+    t.h.state.value.works.w1!.priority = 0;
+    await t.guard.afterToolCall(t.call);
+    expect(t.gateway.getTask).toHaveBeenCalledTimes(1);
+    expect(t.cancel).toHaveBeenCalledTimes(1);
+    expect(t.cancel).toHaveBeenCalledWith({ kind: 'hook', reason: PAUSE_CANCEL_REASON }, { keepInbox: true });
+    expect(t.h.state.value.works.w1!.waiting).toMatchObject({ pausedBy: 'priority', previousPriority: 3, applied: true });
+    expect(t.dida.posted).toEqual(['Paused: stopped at “step 1” (1/3 steps done).\nTo continue, set the priority back or comment here (for example “continue”, or more details).']);
+    // No priority write: the person set it.
+    expect(t.dida.updates).toEqual([]);
+    // Waiting now: later boundaries find nothing to stop.
+    await t.guard.afterToolCall(t.call);
+    expect(t.cancel).toHaveBeenCalledTimes(1);
+  });
+
+  it('reads the task and its comments from Dida at most every 30 s per session; other tools never', async () => {
+    const t = pauseSetup();
+    await t.guard.afterToolCall({ tool: 'bash', exec: { agent: t.agent } });
+    expect(t.gateway.getTask).not.toHaveBeenCalled();
+    await t.guard.afterToolCall(t.call);
+    await t.h.clock.advance(PAUSE_CHECK_INTERVAL_MS - 1);
+    await t.guard.beforeStep(t.track, { step: 2 });
+    expect(t.gateway.getTask).toHaveBeenCalledTimes(1);
+    expect(t.gateway.listComments).toHaveBeenCalledTimes(1);
+    await t.h.clock.advance(1);
+    t.dida.priority = 0;
+    await t.guard.beforeStep(t.track, { step: 3 });
+    expect(t.gateway.getTask).toHaveBeenCalledTimes(2);
+    expect(t.cancel).toHaveBeenCalledTimes(1);
+  });
+
+  it('the owner’s stop comment pauses it and sets the priority to none; a collaborator’s does not', async () => {
+    const t = pauseSetup();
+    t.dida.comments.push({ id: 'x', title: 'stop', userId: 'stranger', createdTime: '2026-11-30T02:00:00.000+0000' });
+    await t.guard.afterToolCall(t.call);
+    expect(t.cancel).not.toHaveBeenCalled();
+    t.dida.comments.push({ id: 'c9', title: 'Stop!', userId: 'owner', createdTime: '2026-11-30T02:00:01.000+0000' });
+    await t.h.clock.advance(PAUSE_CHECK_INTERVAL_MS);
+    await t.guard.afterToolCall(t.call);
+    expect(t.cancel).toHaveBeenCalledTimes(1);
+    expect(t.h.state.value.works.w1!.waiting).toMatchObject({ pausedBy: 'comment', previousPriority: 3 });
+    expect(t.h.state.value.works.w1!.phoneHandled).toEqual(['c9']);
+    expect(t.dida.updates.map((u) => u.priority)).toEqual([0]);
+  });
+
+  it('at the start of a turn the person’s own message opened, the pause is recorded but their turn goes on; an automatic turn is stopped', async () => {
+    const person = pauseSetup();
+    await person.guard.afterToolCall(person.call);
+    person.h.state.value.works.w1!.priority = 0;
+    await person.guard.beforeStep(person.track, { step: 1, messages: [personSays('what is the state?')] });
+    expect(person.h.state.value.works.w1!.waiting?.pausedBy).toBe('priority');
+    expect(person.cancel).not.toHaveBeenCalled();
+
+    const automatic = pauseSetup();
+    await automatic.guard.afterToolCall(automatic.call);
+    automatic.h.state.value.works.w1!.priority = 0;
+    await automatic.guard.beforeStep(automatic.track, { step: 1, messages: [] });
+    expect(automatic.cancel).toHaveBeenCalledTimes(1);
+  });
+
+  it('a new stretch starts at idle: a Work already at none when the next turn starts is not paused by its priority', async () => {
+    const t = pauseSetup();
+    await t.guard.afterToolCall(t.call);
+    t.guard.onIdle(t.track);
+    t.h.state.value.works.w1!.priority = 0;
+    t.dida.priority = 0;
+    await t.guard.beforeStep(t.track, { step: 1, messages: [] });
+    expect(t.cancel).not.toHaveBeenCalled();
+    expect(t.h.state.value.works.w1!.waiting).toBeUndefined();
+  });
+
+  it('a slow Dida holds a step up for at most 3 s; a stop it finds later still stops the turn', async () => {
+    const t = pauseSetup();
+    type Listed = Awaited<ReturnType<typeof t.gateway.listComments>>;
+    let answer: (value: Listed) => void = () => undefined;
+    t.gateway.listComments.mockImplementationOnce(() => new Promise<Listed>((resolve) => (answer = resolve)));
+    let stepped = false;
+    const step = t.guard.beforeStep(t.track, { step: 2 }).then(() => (stepped = true));
+    await flush();
+    expect(stepped).toBe(false);
+    await t.h.clock.advance(PAUSE_CHECK_WAIT_MS);
+    await step;
+    expect(t.cancel).not.toHaveBeenCalled();
+    answer([{ id: 'c1', title: 'stop', userId: 'owner', createdTime: '2026-11-30T02:00:00.000+0000' }]);
+    await flush();
+    expect(t.cancel).toHaveBeenCalledTimes(1);
+    expect(t.track.background.size).toBe(0);
+  });
+
+  it('unbound sessions and subagents are never looked at; a Dida failure is logged and the next boundary looks again', async () => {
+    const t = pauseSetup();
+    t.track.binding = undefined;
+    await t.guard.afterToolCall(t.call);
+    t.track.binding = { cwd: '/p', projectId: 'list-1' };
+    t.track.subagent = true;
+    await t.guard.afterToolCall(t.call);
+    expect(t.gateway.getTask).not.toHaveBeenCalled();
+    t.track.subagent = false;
+    t.gateway.getTask.mockRejectedValueOnce(new Error('Dida answered 503'));
+    await t.guard.afterToolCall(t.call);
+    expect(t.h.logs.filter((l) => l.includes('looking for a pause in Dida failed'))).toHaveLength(1);
+    expect(t.cancel).not.toHaveBeenCalled();
+    await t.h.clock.advance(PAUSE_CHECK_INTERVAL_MS);
+    t.dida.priority = 0;
+    await t.guard.afterToolCall(t.call);
+    expect(t.cancel).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('Poller and PhoneControl', () => {
+  it('the poller hands answers out before waking anyone, and never wakes a session whose Work the person paused', async () => {
+    const calls: string[] = [];
+    const engine = fakeEngine({
+      queue: async () => queueOf(['w2']),
+      claimNext: async (sessionId: string) => {
+        calls.push(`claim ${sessionId}`);
+        return work('w2', ['pending']);
+      },
+    });
+    const h = createHarness({ engine });
+    h.state.value.works.w1 = work('w1', ['in_progress'], { waiting: { reason: 'r', previousPriority: 3, applied: true, since: 0, pausedBy: 'priority' } });
+    const paused = bindAgent(h, 's1', 'w1');
+    const poller = new Poller(h.deps, new StretchCounter(h.deps), async () => void calls.push('answers'));
+    await poller.poll();
+    expect(calls).toEqual(['answers']);
+    expect(paused.followup).not.toHaveBeenCalled();
+    delete h.state.value.works.w1!.waiting;
+    await poller.poll();
+    expect(calls).toEqual(['answers', 'answers', 'claim s1']);
+  });
+
+  it('loads nothing for an unbound session or other tools; config.yaml’s stop phrases win over the row’s', async () => {
+    const h = createHarness({ row: { stopPhrases: ['row phrase'] } });
+    const { deps } = engineDeps(h);
+    let config: { stopPhrases?: string[] } | undefined;
+    const control = new PhoneControl(h.deps, async () => ({ deps }), new StretchCounter(h.deps), () => config as never);
+    const load = vi.spyOn(control, 'load');
+    const agent = fakeAgent('s1', { cwd: '/p' });
+    const track = h.deps.tracker.add(agent);
+    await control.beforeStep(track, { agent, turn: 1, step: 1 });
+    await control.afterToolCall({ tool: 'dida_todo_setup', exec: { agent } });
+    expect(load).not.toHaveBeenCalled();
+
+    track.binding = { cwd: '/p', projectId: 'list-1' };
+    const { pause } = await control.load();
+    const phrases = (pause as unknown as { stopPhrases: () => readonly string[] }).stopPhrases;
+    expect(phrases()).toEqual(['row phrase']);
+    config = { stopPhrases: ['yaml phrase'] };
+    expect(phrases()).toEqual(['yaml phrase']);
+  });
+});
