@@ -12,6 +12,7 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    globalSetup: ['tests/global-tmp.ts'],
     projects: [
       // Set explicitly, so a DIDA_SIM_VARIANT left in the shell cannot change what the whole suite runs against.
       { extends: true, test: { name: 'kind', include: ['tests/**/*.test.ts'], env: { DIDA_SIM_VARIANT: 'kind' } } },

@@ -9,7 +9,7 @@ let outRoot: string | undefined;
 
 function outputRoot(): string {
   if (!outRoot) {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'dida-todo-scripts-'));
+    const dir = mkdtempSync(path.join(process.env.DIDA_TODO_TEST_TMP ?? os.tmpdir(), 'dida-todo-scripts-'));
     outRoot = dir;
     process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   }
