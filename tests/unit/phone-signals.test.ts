@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { getLocale } from '../../src/core/locale';
 import { answerNote, type TakenAnswer } from '../../src/core/phone-answers';
 import { pausedComment } from '../../src/core/phone-pause';
-import { DEFAULT_STOP_PHRASES, isStopPhrase, pausedByPriority, sessionPaused, stopComments } from '../../src/core/phone-signals';
+import { commentTime, DEFAULT_STOP_PHRASES, isStopPhrase, pausedByPriority, sessionPaused, stopComments } from '../../src/core/phone-signals';
 import { MODEL_BUDGET } from '../../src/core/tools/model-budget';
 import { emptyEngineState } from '../../src/core/work-state';
 import { DEFAULT_STOP_PHRASES as ROW_DEFAULT_STOP_PHRASES } from '../../src/dsh/row-config';
@@ -34,6 +34,28 @@ describe('stop phrases', () => {
     expect(stopComments(comments, 'owner', ['c0'], DEFAULT_STOP_PHRASES).map((c) => c.id)).toEqual(['c1', 'c3']);
     expect(stopComments(comments, undefined, [], DEFAULT_STOP_PHRASES)).toEqual([]);
   });
+
+  it('a phrase made only of punctuation never matches, not even a comment made only of punctuation', () => {
+    expect(isStopPhrase('！！', ['!'])).toBe(false);
+    expect(isStopPhrase('...', ['。'])).toBe(false);
+  });
+
+  it('with no owner known, not even a comment without an author counts', () => {
+    expect(stopComments([{ id: 'c1', title: '停' }], undefined, [], DEFAULT_STOP_PHRASES)).toEqual([]);
+  });
+
+  it('comments written in the same instant are taken in id order; a comment without a time counts as the oldest', () => {
+    const at = '2026-11-30T02:00:10.000+0000';
+    const comments = [
+      { id: 'b', title: '停', userId: 'owner', createdTime: at },
+      { id: 'a', title: 'stop', userId: 'owner', createdTime: at },
+      { id: 'z', title: 'pause', userId: 'owner' },
+    ];
+    expect(stopComments(comments, 'owner', [], DEFAULT_STOP_PHRASES).map((c) => c.id)).toEqual(['z', 'a', 'b']);
+    expect(commentTime(undefined)).toBe(0);
+    expect(commentTime({})).toBe(0);
+    expect(commentTime({ createdTime: at })).toBe(Date.parse('2026-11-30T02:00:10.000Z'));
+  });
 });
 
 describe('a pause by priority', () => {
@@ -52,6 +74,10 @@ describe('a pause by priority', () => {
     state.works.t1!.waiting!.pausedBy = undefined;
     expect(sessionPaused(state, 's1')).toBe(false);
     expect(sessionPaused(state, 'nobody')).toBe(false);
+    state.sessions.s2 = { currentWork: 'gone', touched: [], autoAttempts: 0, updatedAt: 0 };
+    expect(sessionPaused(state, 's2')).toBe(false);
+    state.works.t1!.waiting = undefined;
+    expect(sessionPaused(state, 's1')).toBe(false);
   });
 });
 
