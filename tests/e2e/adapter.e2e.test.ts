@@ -9,11 +9,12 @@
 //   a one-shot headless run. Crash recovery runs without it.
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/sim/simulator';
-import { contentFilter, stall, startFakeModel, text, toolCall, type FakeModel, type RecordedRequest } from './harness/fake-model';
+import { describe, expect, it } from 'vitest';
+import type { Simulator } from '../../src/sim/simulator';
+import { contentFilter, stall, text, toolCall, type FakeModel, type RecordedRequest } from './harness/fake-model';
 import { cancel, createSession, prompt, webCall } from './harness/web-api';
-import { ensureDsh, eventsOf, installBundle, makeDshHome, readSessionLogs, removeDshHome, repoRoot, runHeadless, startWeb, type SessionLog } from './harness/dsh-run';
+import { eventsOf, installBundle, readSessionLogs, repoRoot, runHeadless, startWeb, type SessionLog } from './harness/dsh-run';
+import { useDshWorld } from './harness/world';
 import { readEngineStateFile } from '../helpers/engine-state-file';
 
 const DRIVER = path.join(repoRoot, 'tests', 'e2e', 'fixtures', 'driver', 'index.mjs');
@@ -26,24 +27,7 @@ let home: string;
 let project: string;
 let listId: string;
 
-beforeAll(async () => {
-  await ensureDsh();
-  model = await startFakeModel();
-});
-afterAll(async () => {
-  await model?.close();
-});
-beforeEach(async () => {
-  sim = await startSimulator();
-  home = makeDshHome();
-  project = fs.realpathSync(fs.mkdtempSync(path.join(home, 'project-')));
-  model.setScript([]);
-  model.requests.length = 0;
-});
-afterEach(async () => {
-  await sim.close();
-  removeDshHome(home);
-});
+useDshWorld((world) => ({ model, sim, home, project } = world), { install: false });
 
 /** Binds the project to a fresh simulator list; writes the row overlay (and the driver row); returns the patches. */
 function configure(row: string, options: { driver?: boolean; llmRetries?: number } = {}): string[] {

@@ -3,10 +3,11 @@
 // and the tool schemas the model is shown (bound and unbound), measured from the requests the fake model receives.
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/sim/simulator';
-import { contentFilter, startFakeModel, text, toolCall, type FakeModel, type RecordedRequest } from './harness/fake-model';
-import { ensureDsh, eventsOf, installBundle, makeDshHome, removeDshHome, repoRoot, runHeadless } from './harness/dsh-run';
+import { describe, expect, it } from 'vitest';
+import type { Simulator } from '../../src/sim/simulator';
+import { contentFilter, text, toolCall, type FakeModel, type RecordedRequest } from './harness/fake-model';
+import { eventsOf, runHeadless } from './harness/dsh-run';
+import { useDshWorld } from './harness/world';
 import { readEngineStateFile } from '../helpers/engine-state-file';
 
 const OUR_TOOLS = ['dida_todo_setup', 'todo', 'todo_work'];
@@ -18,25 +19,7 @@ let home: string;
 let project: string;
 let listId: string;
 
-beforeAll(async () => {
-  await ensureDsh();
-  model = await startFakeModel();
-});
-afterAll(async () => {
-  await model?.close();
-});
-beforeEach(async () => {
-  sim = await startSimulator();
-  home = makeDshHome();
-  project = fs.realpathSync(fs.mkdtempSync(path.join(home, 'project-')));
-  model.setScript([]);
-  model.requests.length = 0;
-  await installBundle(home, 'headless', repoRoot);
-});
-afterEach(async () => {
-  await sim.close();
-  removeDshHome(home);
-});
+useDshWorld((world) => ({ model, sim, home, project } = world));
 
 /** config.yaml (bound or not) and the row overlay; dsh's own retries are cut to one fast retry. */
 function configure(options: { bind: boolean; row?: string }): string[] {

@@ -3,10 +3,11 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/sim/simulator';
-import { startFakeModel, text, toolCall, type FakeModel } from './harness/fake-model';
-import { ensureDsh, installBundle, makeDshHome, removeDshHome, repoRoot, runHeadless } from './harness/dsh-run';
+import { describe, expect, it } from 'vitest';
+import type { Simulator } from '../../src/sim/simulator';
+import { text, toolCall, type FakeModel } from './harness/fake-model';
+import { runHeadless } from './harness/dsh-run';
+import { useDshWorld } from './harness/world';
 
 let model: FakeModel;
 let sim: Simulator;
@@ -15,23 +16,7 @@ let project: string;
 
 const GIT_ENV = { GIT_AUTHOR_NAME: 'Agent', GIT_AUTHOR_EMAIL: 'agent@example.invalid', GIT_COMMITTER_NAME: 'Agent', GIT_COMMITTER_EMAIL: 'agent@example.invalid', GIT_CONFIG_NOSYSTEM: '1' };
 
-beforeAll(async () => {
-  await ensureDsh();
-  model = await startFakeModel();
-});
-afterAll(async () => {
-  await model?.close();
-});
-beforeEach(async () => {
-  sim = await startSimulator();
-  home = makeDshHome();
-  project = fs.realpathSync(fs.mkdtempSync(path.join(home, 'project-')));
-  await installBundle(home, 'headless', repoRoot);
-});
-afterEach(async () => {
-  await sim.close();
-  removeDshHome(home);
-});
+useDshWorld((world) => ({ model, sim, home, project } = world));
 
 function git(...args: string[]): string {
   return execFileSync('git', args, { cwd: project, env: { ...process.env, ...GIT_ENV }, encoding: 'utf8' }).trim();

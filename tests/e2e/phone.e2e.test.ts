@@ -4,10 +4,11 @@
 // the Work waits with a comment saying where it stopped, and setting the priority back lets the next run go on.
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/sim/simulator';
-import { startFakeModel, text, toolCall, type FakeModel, type RecordedRequest } from './harness/fake-model';
-import { ensureDsh, eventsOf, installBundle, makeDshHome, removeDshHome, repoRoot, runHeadless } from './harness/dsh-run';
+import { describe, expect, it } from 'vitest';
+import type { Simulator } from '../../src/sim/simulator';
+import { text, toolCall, type FakeModel, type RecordedRequest } from './harness/fake-model';
+import { eventsOf, runHeadless } from './harness/dsh-run';
+import { useDshWorld } from './harness/world';
 import { readEngineStateFile } from '../helpers/engine-state-file';
 
 let model: FakeModel;
@@ -16,25 +17,7 @@ let home: string;
 let project: string;
 let listId: string;
 
-beforeAll(async () => {
-  await ensureDsh();
-  model = await startFakeModel();
-});
-afterAll(async () => {
-  await model?.close();
-});
-beforeEach(async () => {
-  sim = await startSimulator();
-  home = makeDshHome();
-  project = fs.realpathSync(fs.mkdtempSync(path.join(home, 'project-')));
-  model.setScript([]);
-  model.requests.length = 0;
-  await installBundle(home, 'headless', repoRoot);
-});
-afterEach(async () => {
-  await sim.close();
-  removeDshHome(home);
-});
+useDshWorld((world) => ({ model, sim, home, project } = world));
 
 /** Binds the project to a fresh list; returns the patches (row overlay; dsh's own retries cut to none). */
 function configure(): string[] {

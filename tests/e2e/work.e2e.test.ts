@@ -2,33 +2,18 @@
 // the whole Work loop, continuation after model errors, exhaustion, the panel mirror, and passivity when unbound.
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/sim/simulator';
-import { contentFilter, rateLimit, startFakeModel, text, toolCall, type FakeModel } from './harness/fake-model';
-import { ensureDsh, eventsOf, installBundle, makeDshHome, removeDshHome, repoRoot, runHeadless } from './harness/dsh-run';
+import { describe, expect, it } from 'vitest';
+import type { Simulator } from '../../src/sim/simulator';
+import { contentFilter, rateLimit, text, toolCall, type FakeModel } from './harness/fake-model';
+import { eventsOf, runHeadless } from './harness/dsh-run';
+import { useDshWorld } from './harness/world';
 
 let model: FakeModel;
 let sim: Simulator;
 let home: string;
 let project: string;
 
-beforeAll(async () => {
-  await ensureDsh();
-  model = await startFakeModel();
-});
-afterAll(async () => {
-  await model?.close();
-});
-beforeEach(async () => {
-  sim = await startSimulator();
-  home = makeDshHome();
-  project = fs.realpathSync(fs.mkdtempSync(path.join(home, 'project-')));
-  await installBundle(home, 'headless', repoRoot);
-});
-afterEach(async () => {
-  await sim.close();
-  removeDshHome(home);
-});
+useDshWorld((world) => ({ model, sim, home, project } = world));
 
 /** Writes dida-todo's config.yaml (binding + simulator URL) and a row-config overlay; returns the overlay path. */
 function configure(options: { bind: boolean; row?: string; llmRetries?: number }): string[] {

@@ -1,0 +1,50 @@
+// The world every real-dsh scenario starts from: one scripted model for the file, and per test a fresh simulator, a
+// fresh DSH_HOME with a project directory in it, and (unless told otherwise) the bundle installed in the headless
+// profile. The file keeps its own variables; `set` hands it each test's world.
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
+import { startSimulator, type Simulator } from '../../../src/sim/simulator';
+import { ensureDsh, installBundle, makeDshHome, removeDshHome, repoRoot } from './dsh-run';
+import { startFakeModel, type FakeModel } from './fake-model';
+
+export interface DshWorld {
+  model: FakeModel;
+  sim: Simulator;
+  home: string;
+  /** A directory inside `home`, its real path (what dsh reports as the session's cwd). */
+  project: string;
+}
+
+export interface WorldOptions {
+  /** The profile the bundle is installed in before each test, or false to leave it to the test. Default headless. */
+  install?: 'headless' | 'web' | false;
+}
+
+export function useDshWorld(set: (world: DshWorld) => void, options: WorldOptions = {}): void {
+  const install = options.install ?? 'headless';
+  let model: FakeModel | undefined;
+  let world: DshWorld | undefined;
+  beforeAll(async () => {
+    await ensureDsh();
+    model = await startFakeModel();
+  });
+  afterAll(async () => {
+    await model?.close();
+  });
+  beforeEach(async () => {
+    const sim = await startSimulator();
+    const home = makeDshHome();
+    const project = fs.realpathSync(fs.mkdtempSync(path.join(home, 'project-')));
+    model!.setScript([]);
+    model!.requests.length = 0;
+    world = { model: model!, sim, home, project };
+    set(world);
+    if (install) await installBundle(home, install, repoRoot);
+  });
+  afterEach(async () => {
+    await world?.sim.close();
+    if (world) removeDshHome(world.home);
+    world = undefined;
+  });
+}
