@@ -17,6 +17,8 @@ export default defineConfig({
       'tests/integration/model-boundary.test.ts',
       'tests/integration/review-evidence.test.ts',
       'tests/integration/route-tags.test.ts',
+      'tests/integration/engine-outbox.test.ts',
+      'tests/integration/engine-own-creates.test.ts',
     ],
     exclude: ['tests/unit/bundle-shape.test.ts', 'tests/unit/bench-stats.test.ts', 'node_modules/**'],
     testTimeout: 20_000,

@@ -3,9 +3,10 @@ import { randomInt } from 'node:crypto';
 import { isDidaError } from '../dida/dida-error';
 import type { NewTask, Task } from '../dida/types';
 import type { EngineDeps } from './engine-context';
+import { isRefusal } from './task-writer';
 import type { EngineState, PendingCreate } from './work-state';
 
-/** Failures after which a create may or may not have happened. */
+/** Failures after which a create may or may not have happened (unless Dida answered with a 4xx: then it did not). */
 const UNKNOWN_OUTCOME = new Set(['network', 'timeout', 'invalid_response', 'server']);
 
 export interface OwnCreate {
@@ -68,7 +69,7 @@ export async function createOwnTask(deps: EngineDeps, input: NewTask, purpose: {
   try {
     return { task: await deps.gateway.createTask({ ...input, sortOrder: marker }), pendingId };
   } catch (error) {
-    if (!isDidaError(error) || !UNKNOWN_OUTCOME.has(error.code)) {
+    if (!isDidaError(error) || !UNKNOWN_OUTCOME.has(error.code) || isRefusal(error)) {
       await deps.state.update((s) => {
         delete s.pendingCreates[pendingId];
       });
