@@ -19,6 +19,7 @@ export default defineConfig({
       'tests/integration/route-tags.test.ts',
       'tests/integration/engine-outbox.test.ts',
       'tests/integration/engine-own-creates.test.ts',
+      'tests/integration/engine-phone-answers.test.ts',
     ],
     exclude: ['tests/unit/bundle-shape.test.ts', 'tests/unit/bench-stats.test.ts', 'node_modules/**'],
     testTimeout: 20_000,

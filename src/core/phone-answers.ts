@@ -32,6 +32,9 @@ function bundleTexts(deps: EngineDeps, work: WorkRecord): string[] {
   return texts.filter((t) => t !== '').sort((a, b) => b.length - a.length);
 }
 
+/** Whether a comment shows anything at all (whitespace and invisible format characters alone do not count). */
+const VISIBLE = /[^\s\p{Cf}]/u;
+
 function isBundleText(text: string, texts: readonly string[]): boolean {
   if (parseClaim(text)) return true;
   let rest = text;
@@ -85,7 +88,7 @@ export async function findAnswers(deps: EngineDeps, work: WorkRecord, owner: str
   }
   const handled = new Set(work.phoneHandled ?? []);
   const texts = bundleTexts(deps, work);
-  const mine = (c: Comment) => !!owner && c.userId === owner && !handled.has(c.id) && stripInvisible(c.title).trim() !== '';
+  const mine = (c: Comment) => !!owner && c.userId === owner && !handled.has(c.id) && VISIBLE.test(stripInvisible(c.title));
   const afterAnchor = (c: Comment) => !!anchor && c.id !== anchor.id && commentTime(c) >= anchor.at && !isBundleText(c.title, texts);
   const all = [...onReminder.filter(mine), ...onWork.filter((c) => mine(c) && afterAnchor(c))].sort((a, b) => commentTime(a) - commentTime(b) || a.id.localeCompare(b.id));
   const stops = all.filter((c) => isStopPhrase(c.title, DEFAULT_STOP_PHRASES));

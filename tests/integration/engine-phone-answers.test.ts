@@ -1,0 +1,173 @@
+// The parts of answers from the phone one at a time, over the real HTTP gateway and the simulator: which comments are
+// the owner's answer, how an answer is taken and given back, which session holds a Work, and what the model is told.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { answerNote, findAnswers, heldByOtherSession, returnAnswer, takeAnswers, type TakenAnswer } from '../../src/core/phone-answers';
+import { emptyEngineState, type WorkRecord } from '../../src/core/work-state';
+import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
+import { makeWork } from '../helpers/work-fixtures';
+
+let h: EngineHarness;
+const S = 'session-1';
+const STRANGER = 990011;
+
+beforeEach(async () => {
+  h = await startEngineHarness();
+});
+afterEach(async () => {
+  await h.close();
+});
+
+/** A person's Work the session asked about: waiting, with its 🙋 reminder and its waiting comment in Dida. */
+async function askedWork() {
+  const list = h.sim.seedProject({ name: 'l' });
+  const task = h.sim.seedTask({ projectId: list.id, title: '部署', priority: 5, items: [{ title: '申请权限' }, { title: '上线' }] });
+  await h.engine.sync(list.id);
+  await h.engine.switchTo(S, list.id, task.id);
+  await h.engine.changeSteps(S, [{ op: 'update', step: '申请权限', status: 'in_progress' }]);
+  await h.engine.waitForHuman(S, '需要数据库的只读账号');
+  const work = await h.engine.getWork(task.id);
+  return { list, task, work, reminderId: work.waiting!.reminderTaskId! };
+}
+
+const ownerOf = async (projectId: string): Promise<string> => (await h.state()).owners[projectId]!;
+const titles = (found: { answers: Array<{ title: string }> }): string[] => found.answers.map((c) => c.title);
+
+describe('finding the owner’s answers', () => {
+  it('takes the owner’s comments on the reminder and after the waiting comment on the Work, oldest first; not the bundle’s own texts', async () => {
+    const { list, task, work, reminderId } = await askedWork();
+    const owner = await ownerOf(list.id);
+    h.sim.addComment(list.id, task.id, '已恢复处理。');
+    h.sim.addComment(list.id, reminderId, '账号是 readonly');
+    h.sim.addComment(list.id, task.id, '已恢复处理。 另外：密码在保险箱里');
+    h.sim.addComment(list.id, task.id, '\u200b\u200b');
+    h.sim.addComment(list.id, reminderId, ' \u2060\ufeff ');
+    h.sim.addComment(list.id, task.id, '我来回答', { userId: STRANGER });
+    const found = await findAnswers(h.deps, work, owner);
+    expect(titles(found)).toEqual(['账号是 readonly', '已恢复处理。 另外：密码在保险箱里']);
+    expect(found.stops).toEqual([]);
+    expect(found.anchor).toMatchObject({ id: expect.any(String), at: expect.any(Number) });
+  });
+
+  it('comments already handled are left out; stop phrases are told apart; a Work not waiting has none', async () => {
+    const { list, task, work, reminderId } = await askedWork();
+    const owner = await ownerOf(list.id);
+    const first = h.sim.addComment(list.id, reminderId, '第一句');
+    h.sim.addComment(list.id, reminderId, '停');
+    const found = await findAnswers(h.deps, { ...work, phoneHandled: [first.id] }, owner);
+    expect(titles(found)).toEqual([]);
+    expect(found.stops.map((c) => c.title)).toEqual(['停']);
+    expect(await findAnswers(h.deps, { ...work, waiting: undefined }, owner)).toEqual({ answers: [], stops: [] });
+    const learning = await findAnswers(h.deps, work, undefined);
+    expect(learning.learnedOwner).toBe(owner);
+    expect(titles(learning)).toEqual(['第一句']);
+    void task;
+  });
+
+  it('with a known anchor, only comments from its time on count (the anchor itself never does)', async () => {
+    const { list, task, work } = await askedWork();
+    const owner = await ownerOf(list.id);
+    const early = h.sim.addComment(list.id, task.id, '早先的话');
+    const late = h.sim.addComment(list.id, task.id, '之后的话');
+    const at = Date.parse(late.createdTime);
+    const anchored: WorkRecord = { ...work, waiting: { ...work.waiting!, anchorCommentId: early.id, anchorAt: at } };
+    const found = await findAnswers(h.deps, anchored, owner);
+    expect(titles(found)).toEqual(['之后的话']);
+    expect(found.anchor).toBeUndefined();
+  });
+
+  it('a reminder the person deleted has no comments; any other failure to read them is thrown', async () => {
+    const { list, work, reminderId } = await askedWork();
+    const owner = await ownerOf(list.id);
+    h.sim.removeTask(reminderId);
+    expect(titles(await findAnswers(h.deps, work, owner))).toEqual([]);
+    h.sim.injectFault({ route: 'GET /project/{pid}/task/{tid}/comments', kind: 'status', status: 403 });
+    await expect(findAnswers(h.deps, work, owner)).rejects.toMatchObject({ code: 'forbidden' });
+  });
+});
+
+describe('taking and giving back', () => {
+  const answer = (text: string) => ({ text, commentIds: [`c-${text}`], at: 1, question: '问题' });
+
+  async function seedWorks(): Promise<void> {
+    await h.deps.state.update((state) => {
+      state.works.a = makeWork([], { taskId: 'a', pendingAnswer: answer('A'), rev: 3 });
+      state.works.b = makeWork([], { taskId: 'b', pendingAnswer: answer('B') });
+      state.works.c = makeWork([], { taskId: 'c', pendingAnswer: answer('C'), waiting: { reason: 'r', previousPriority: 3, applied: true, since: 0 } });
+      state.works.d = makeWork([], { taskId: 'd', pendingAnswer: answer('D'), phase: 'accepting' });
+      state.works.e = makeWork([], { taskId: 'e' });
+    });
+  }
+
+  it('takes only resumed open Works the caller picks, at most `limit`, and moves their revision on', async () => {
+    await seedWorks();
+    h.clock.now += 5_000;
+    const first = await takeAnswers(h.deps, () => true, 1);
+    expect(first.map((t) => t.key)).toEqual(['a']);
+    const works = (await h.state()).works;
+    expect(works.a!.pendingAnswer).toBeUndefined();
+    expect(works.a!.rev).toBe(4);
+    expect(works.a!.updatedAt).toBe(h.clock.now);
+    expect(works.b!.pendingAnswer?.text).toBe('B');
+    expect(await takeAnswers(h.deps, (key) => key !== 'b')).toEqual([]);
+    expect((await takeAnswers(h.deps, () => true)).map((t) => t.key)).toEqual(['b']);
+    expect((await h.state()).works.c!.pendingAnswer?.text).toBe('C');
+  });
+
+  it('an answer given back keeps a newer one after it; a closed or missing Work takes nothing back', async () => {
+    await seedWorks();
+    const [taken] = await takeAnswers(h.deps, (key) => key === 'a');
+    await h.deps.state.update((state) => {
+      state.works.a!.pendingAnswer = { text: '补充', commentIds: ['c2'], at: 2, question: '问题' };
+    });
+    await returnAnswer(h.deps, taken!);
+    let a = (await h.state()).works.a!;
+    expect(a.pendingAnswer).toMatchObject({ text: 'A\n\n补充', commentIds: ['c-A', 'c2'] });
+    expect(a.rev).toBe(5);
+
+    const [again] = await takeAnswers(h.deps, (key) => key === 'a');
+    await h.deps.state.update((state) => {
+      state.works.a!.pendingAnswer = { text: '', commentIds: [], at: 3 };
+    });
+    await returnAnswer(h.deps, again!);
+    a = (await h.state()).works.a!;
+    expect(a.pendingAnswer?.text).toBe('A\n\n补充');
+
+    await returnAnswer(h.deps, { key: 'gone', title: 'x', answer: answer('X') });
+    await returnAnswer(h.deps, { key: 'd', title: 'x', answer: answer('X') });
+    const state = await h.state();
+    expect(state.works.gone).toBeUndefined();
+    expect(state.works.d!.pendingAnswer?.text).toBe('D');
+  });
+
+  it('another session holds a Work while its record names it and was updated within 30 minutes', () => {
+    const state = emptyEngineState();
+    const now = 100 * 60_000;
+    state.sessions.me = { currentWork: 'w', touched: [], autoAttempts: 0, updatedAt: now };
+    state.sessions.other = { currentWork: 'w', touched: [], autoAttempts: 0, updatedAt: now - 30 * 60_000 + 1 };
+    state.sessions.elsewhere = { currentWork: 'v', touched: [], autoAttempts: 0, updatedAt: now };
+    expect(heldByOtherSession(state, 'w', 'me', now)).toBe(true);
+    expect(heldByOtherSession(state, 'w', 'me', now + 1)).toBe(false);
+    expect(heldByOtherSession(state, 'w', 'other', now)).toBe(true);
+    expect(heldByOtherSession(state, 'x', undefined, now)).toBe(false);
+  });
+});
+
+describe('what the model is told', () => {
+  const taken = (extra: Partial<TakenAnswer['answer']>): TakenAnswer => ({ key: 'w1', title: '部署', answer: { text: '用 readonly', commentIds: [], at: 0, question: '要哪个账号？', ...extra } });
+
+  it('an answer to a question: the Work id and the question outside the fence, how to go on, the answer inside', () => {
+    const note = answerNote(taken({}));
+    expect(note.split('\n')[0]).toBe(
+      '[dida-todo] Work w1 is no longer waiting for the person. The person resumed it from Dida with this answer. You had asked: "要哪个账号？". Carry on with it using their answer (check its steps with todo list; switch to it with todo_work switch if it is not your current Work).',
+    );
+    expect(note).toContain('Title: 部署\nAnswer:\n用 readonly');
+  });
+
+  it('a Work the person had paused: no question, carry on where it stopped', () => {
+    const note = answerNote(taken({ paused: true, question: undefined, text: '' }));
+    expect(note.split('\n')[0]).toBe(
+      '[dida-todo] Work w1 is no longer waiting for the person. The person had paused it from Dida and resumed it without writing anything (they set its priority back). Carry on where it stopped (check its steps with todo list; switch to it with todo_work switch if it is not your current Work).',
+    );
+    expect(note).not.toContain('Answer:');
+  });
+});
