@@ -20,6 +20,7 @@ export default defineConfig({
       'tests/integration/engine-outbox.test.ts',
       'tests/integration/engine-own-creates.test.ts',
       'tests/integration/engine-phone-answers.test.ts',
+      'tests/integration/engine-claims.test.ts',
     ],
     exclude: ['tests/unit/bundle-shape.test.ts', 'tests/unit/bench-stats.test.ts', 'node_modules/**'],
     testTimeout: 20_000,
