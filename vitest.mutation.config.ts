@@ -21,6 +21,7 @@ export default defineConfig({
       'tests/integration/engine-own-creates.test.ts',
       'tests/integration/engine-phone-answers.test.ts',
       'tests/integration/engine-claims.test.ts',
+      'tests/integration/engine-task-writer.test.ts',
     ],
     exclude: ['tests/unit/bundle-shape.test.ts', 'tests/unit/bench-stats.test.ts', 'node_modules/**'],
     testTimeout: 20_000,
