@@ -75,6 +75,42 @@ describe('finding the owner’s answers', () => {
     expect(found.anchor).toBeUndefined();
   });
 
+  it('the bundle’s own texts after the waiting comment are never an answer: progress, a second waiting comment, a claim', async () => {
+    const { list, task, work } = await askedWork();
+    const owner = await ownerOf(list.id);
+    const withSteps: WorkRecord = { ...work, steps: [...work.steps, { ...work.steps[0]!, id: 'extra', title: '申请权限并上线' }] };
+    h.sim.addComment(list.id, task.id, '开始处理：申请权限');
+    h.sim.addComment(list.id, task.id, '已完成：申请权限并上线');
+    h.sim.addComment(list.id, task.id, work.waiting!.comment!);
+    h.sim.addComment(list.id, task.id, '🤖 other-box 开始处理（会话 abc12345）');
+    h.sim.addComment(list.id, task.id, '已完成：申请权限 —— 我自己做完了');
+    expect(titles(await findAnswers(h.deps, withSteps, owner))).toEqual(['已完成：申请权限 —— 我自己做完了']);
+  });
+
+  it('the newest waiting comment is the anchor; an owner already known is kept', async () => {
+    const { list, task, work } = await askedWork();
+    const owner = await ownerOf(list.id);
+    const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
+    h.sim.addComment(list.id, task.id, '之间的话');
+    await tick();
+    const again = h.sim.addComment(list.id, task.id, work.waiting!.comment!);
+    await tick();
+    h.sim.addComment(list.id, task.id, '最后的话');
+    const found = await findAnswers(h.deps, work, owner);
+    expect(found.anchor?.id).toBe(again.id);
+    expect(found.learnedOwner).toBeUndefined();
+    expect(titles(found)).toEqual(['最后的话']);
+  });
+
+  it('answers on the reminder and on the Work come in the order they were written', async () => {
+    const { list, task, work, reminderId } = await askedWork();
+    const owner = await ownerOf(list.id);
+    h.sim.addComment(list.id, task.id, '先写在工作上');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    h.sim.addComment(list.id, reminderId, '后写在提醒上');
+    expect(titles(await findAnswers(h.deps, work, owner))).toEqual(['先写在工作上', '后写在提醒上']);
+  });
+
   it('a reminder the person deleted has no comments; any other failure to read them is thrown', async () => {
     const { list, work, reminderId } = await askedWork();
     const owner = await ownerOf(list.id);
