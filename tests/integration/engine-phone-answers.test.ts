@@ -1,7 +1,7 @@
 // The parts of answers from the phone one at a time, over the real HTTP gateway and the simulator: which comments are
 // the owner's answer, how an answer is taken and given back, which session holds a Work, and what the model is told.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { answerNote, findAnswers, heldByOtherSession, returnAnswer, takeAnswers, type TakenAnswer } from '../../src/core/phone-answers';
+import { answerNote, checkWaiting, findAnswers, heldByOtherSession, returnAnswer, takeAnswers, type TakenAnswer } from '../../src/core/phone-answers';
 import { emptyEngineState, type WorkRecord } from '../../src/core/work-state';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
 import { makeWork } from '../helpers/work-fixtures';
@@ -118,6 +118,63 @@ describe('finding the owner’s answers', () => {
     expect(titles(await findAnswers(h.deps, work, owner))).toEqual([]);
     h.sim.injectFault({ route: 'GET /project/{pid}/task/{tid}/comments', kind: 'status', status: 403 });
     await expect(findAnswers(h.deps, work, owner)).rejects.toMatchObject({ code: 'forbidden' });
+  });
+});
+
+describe('sync’s look at a waiting Work', () => {
+  it('a Work that is not open, or whose wait was never written, is left alone', async () => {
+    const { list, task, reminderId } = await askedWork();
+    h.sim.addComment(list.id, reminderId, '答案');
+    await h.deps.state.update((state) => {
+      state.works[task.id]!.waiting!.applied = false;
+    });
+    expect(await checkWaiting(h.deps, task.id, 0)).toEqual({ resumed: false, answers: 0 });
+    await h.deps.state.update((state) => {
+      state.works[task.id]!.waiting!.applied = true;
+      state.works[task.id]!.phase = 'finalizing';
+    });
+    expect(await checkWaiting(h.deps, task.id, 0)).toEqual({ resumed: false, answers: 0 });
+    const work = (await h.state()).works[task.id]!;
+    expect(work.pendingAnswer).toBeUndefined();
+    expect(work.waiting).toBeDefined();
+  });
+
+  it('nothing said and the priority still none: it keeps waiting, and only the anchor is recorded', async () => {
+    const { task } = await askedWork();
+    expect(await checkWaiting(h.deps, task.id, 0)).toEqual({ resumed: false, answers: 0 });
+    const work = (await h.state()).works[task.id]!;
+    expect(work.waiting?.anchorCommentId).toBeDefined();
+    expect(work.waiting?.answered).toBeUndefined();
+    expect(work.pendingAnswer).toBeUndefined();
+  });
+
+  it('the priority set back without a word resumes it with an empty answer to the question asked', async () => {
+    const { task } = await askedWork();
+    h.sim.editTask(task.id, { priority: 1 });
+    // What sync read from the list is in the record by the time it looks at the waiting Work.
+    await h.deps.state.update((state) => {
+      state.works[task.id]!.priority = 1;
+    });
+    expect(await checkWaiting(h.deps, task.id, 1)).toEqual({ resumed: true, answers: 0 });
+    const work = (await h.state()).works[task.id]!;
+    expect(work.pendingAnswer).toMatchObject({ text: '', commentIds: [], question: '需要数据库的只读账号' });
+    expect(work.waiting).toBeUndefined();
+    expect(h.sim.getTask(task.id)?.priority).toBe(1);
+  });
+
+  it('a new answer joins one not handed over yet, and a paused Work’s answer says it was paused; stops are marked handled', async () => {
+    const { list, task, reminderId } = await askedWork();
+    await h.deps.state.update((state) => {
+      state.works[task.id]!.pendingAnswer = { text: '早先的回答', commentIds: ['c0'], at: 0, question: '旧问题' };
+      state.works[task.id]!.waiting!.pausedBy = 'priority';
+    });
+    const answer = h.sim.addComment(list.id, reminderId, '  新的回答  ');
+    const stop = h.sim.addComment(list.id, reminderId, '停');
+    expect(await checkWaiting(h.deps, task.id, 0)).toEqual({ resumed: true, answers: 1 });
+    const work = (await h.state()).works[task.id]!;
+    expect(work.pendingAnswer).toEqual({ text: '早先的回答\n\n新的回答', commentIds: ['c0', answer.id], at: h.clock.now, paused: true });
+    expect(work.phoneHandled).toEqual(expect.arrayContaining([answer.id, stop.id]));
+    expect(h.sim.getTask(task.id)?.priority).toBe(5);
   });
 });
 
