@@ -22,6 +22,7 @@ export default defineConfig({
       'tests/integration/engine-phone-answers.test.ts',
       'tests/integration/engine-claims.test.ts',
       'tests/integration/engine-task-writer.test.ts',
+      'tests/integration/engine-finalize.test.ts',
     ],
     exclude: ['tests/unit/bundle-shape.test.ts', 'tests/unit/bench-stats.test.ts', 'node_modules/**'],
     testTimeout: 20_000,

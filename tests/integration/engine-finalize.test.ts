@@ -1,0 +1,153 @@
+// Finalization on its own, over the real HTTP gateway and the simulator: why a Work may not be sent for review, the
+// review todo as filed, each stage done once across failures and retries, and the person's edit that stops it.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { acceptanceTitle } from '../../src/core/acceptance-report';
+import { ACCEPTANCE_REMINDERS, finalizeBlocker, finalizeWork } from '../../src/core/finalize';
+import { getLocale } from '../../src/core/locale';
+import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
+import { makeStep, makeWork } from '../helpers/work-fixtures';
+
+describe('why a Work is not sent for review', () => {
+  const done = [makeStep({ id: 'a', title: '一', status: 'completed' }), makeStep({ id: 'b', title: '二', status: 'skipped' })];
+
+  it('closed, waiting, a draft, kept open, re-opened, not settled — in that order; a settled Work has no blocker', () => {
+    const code = (fields: Parameters<typeof makeWork>[1], steps = done) => finalizeBlocker(makeWork(steps, fields))?.code;
+    expect(code({ phase: 'closed', priority: 0 })).toBe('work_closed');
+    expect(code({ waiting: { reason: 'r', previousPriority: 3, applied: true, since: 0 }, priority: 0 })).toBe('waiting_for_human');
+    expect(code({ priority: 0, keepOpen: true })).toBe('draft');
+    expect(code({ priority: -1 })).toBe('draft');
+    expect(code({ keepOpen: true, reopened: true })).toBe('keep_open');
+    expect(finalizeBlocker(makeWork(done, { reopened: true }))?.message).toContain('re-opened');
+    expect(code({}, [...done, makeStep({ id: 'c', title: '三', status: 'in_progress' }), makeStep({ id: 'd', title: '四' })])).toBe('not_settled');
+    expect(finalizeBlocker(makeWork([...done, makeStep({ id: 'c', title: '三' })]))?.message).toBe('Work t1 still has 1 unsettled step(s).');
+    expect(code({ priority: 1 })).toBeUndefined();
+  });
+});
+
+describe('finalizing', () => {
+  let h: EngineHarness;
+  let projectId: string;
+  let logs: string[];
+  const S = 'session-1';
+  const zh = getLocale('zh');
+
+  beforeEach(async () => {
+    h = await startEngineHarness();
+    projectId = h.sim.seedProject({ name: '智能体工作' }).id;
+    logs = [];
+    h.deps.log = (line) => logs.push(line);
+  });
+  afterEach(async () => {
+    await h.close();
+  });
+
+  /** A person's task with two items the session completed and skipped. */
+  async function settledWork(title = '部署', last: 'completed' | 'skipped' = 'skipped') {
+    const task = h.sim.seedTask({ projectId, title, priority: 3, items: [{ title: '申请权限' }, { title: '上线' }] });
+    await h.engine.sync(projectId);
+    await h.engine.switchTo(S, projectId, task.id);
+    await h.engine.changeSteps(S, [
+      { op: 'update', step: '申请权限', status: 'completed', resolution: '已申请' },
+      { op: 'update', step: '上线', status: last, resolution: '不需要' },
+    ]);
+    return task;
+  }
+  const reviews = () => h.sim.listTasks(projectId, { includeCompleted: true }).filter((t) => t.title.startsWith('🧑‍🔬'));
+
+  it('files one review todo due in three minutes with its reminders, anchors it, completes the Work and says so on it', async () => {
+    const task = await settledWork();
+    const outcome = await finalizeWork(h.deps, task.id);
+    expect(outcome.status).toBe('finalized');
+    const [review] = reviews();
+    expect(outcome).toEqual({ status: 'finalized', acceptanceTaskId: review!.id });
+    expect(review!.title).toBe(acceptanceTitle(zh, { title: '部署' }));
+    expect(review!.priority).toBe(3);
+    expect(review!.reminders).toEqual(ACCEPTANCE_REMINDERS);
+    expect(review!.isAllDay).toBe(false);
+    expect(review!.timeZone).toBe('Asia/Shanghai');
+    expect(Date.parse(review!.dueDate!.replace(/\+0000$/, 'Z'))).toBe(h.clock.now + 3 * 60_000);
+    expect(h.sim.listComments(review!.id).map((c) => c.title)).toEqual([zh.t('dida.acceptance.anchor')]);
+    expect(h.sim.getTask(task.id)?.status).toBe(2);
+    expect(h.sim.listComments(task.id).at(-1)?.title).toContain(zh.t('dida.comment.summary', { acceptanceTitle: review!.title }));
+    const work = (await h.state()).works[task.id]!;
+    expect(work.phase).toBe('accepting');
+    expect(work.acceptance).toMatchObject({ taskId: review!.id, anchorCommentId: expect.any(String), closed: false });
+    expect((await h.state()).ownTasks[review!.id]).toBe('acceptance');
+    expect(await finalizeWork(h.deps, task.id)).toEqual({ status: 'already', acceptanceTaskId: review!.id });
+  });
+
+  it('a Work that is not ready is left as it is', async () => {
+    const task = h.sim.seedTask({ projectId, title: '没做完', priority: 3, items: [{ title: '一' }] });
+    await h.engine.sync(projectId);
+    h.sim.resetCounters();
+    expect(await finalizeWork(h.deps, task.id)).toMatchObject({ status: 'not_ready', code: 'not_settled' });
+    expect(h.sim.totalRequests()).toBe(0);
+  });
+
+  it('a failure keeps what was done; the retry files nothing twice and finds its anchor instead of posting another', async () => {
+    const task = await settledWork();
+    h.sim.injectFault({ route: 'POST /project/{pid}/task/{tid}/complete', kind: 'status', status: 503 });
+    const failed = await finalizeWork(h.deps, task.id);
+    expect(failed.status).toBe('failed');
+    let work = (await h.state()).works[task.id]!;
+    expect(work.phase).toBe('finalizing');
+    expect(work.finalize).toMatchObject({ attempts: 1, lastError: expect.any(String), acceptanceTaskId: expect.any(String), anchorCommentId: expect.any(String) });
+    expect(logs.some((l) => l.startsWith(`finalizing Work ${task.id} failed`))).toBe(true);
+    // The anchor's record is lost as if the process had died right after posting it: the retry finds it by its text.
+    await h.deps.state.update((state) => {
+      delete state.works[task.id]!.finalize!.anchorCommentId;
+    });
+    expect((await finalizeWork(h.deps, task.id)).status).toBe('finalized');
+    const [review] = reviews();
+    expect(reviews()).toHaveLength(1);
+    expect(h.sim.listComments(review!.id)).toHaveLength(1);
+    work = (await h.state()).works[task.id]!;
+    expect(work.finalize?.lastError).toBeUndefined();
+    expect(h.sim.getTask(task.id)?.status).toBe(2);
+  });
+
+  it('an item the person adds while the review todo is being filed stops it: the todo is removed and the Work is open again', async () => {
+    const task = await settledWork();
+    const off = h.sim.onRequest((req) => {
+      if (req.route === 'POST /task') {
+        off();
+        const items = h.sim.getTask(task.id)!.items ?? [];
+        h.sim.editTask(task.id, { items: [...items, { id: 'person-1', title: '再检查一遍', status: 0 }] });
+      }
+    }, 'after');
+    expect(await finalizeWork(h.deps, task.id)).toMatchObject({ status: 'not_ready', code: 'not_settled' });
+    expect(reviews().filter((t) => !h.sim.getDeletedTask(t.id))).toHaveLength(0);
+    const state = await h.state();
+    expect(state.works[task.id]!.phase).toBe('open');
+    expect(state.works[task.id]!.finalize).toBeUndefined();
+    expect(Object.values(state.ownTasks)).not.toContain('acceptance');
+    expect(h.sim.getTask(task.id)?.status).toBe(0);
+  });
+
+  it('a review todo that cannot be removed is logged and stays known as the bundle’s own', async () => {
+    const task = await settledWork();
+    h.sim.injectFault({ route: 'DELETE /project/{pid}/task/{tid}', kind: 'status', status: 500, times: Infinity });
+    const off = h.sim.onRequest((req) => {
+      if (req.route === 'POST /task') {
+        off();
+        h.sim.editTask(task.id, { items: [...(h.sim.getTask(task.id)!.items ?? []), { id: 'person-1', title: '补一项', status: 0 }] });
+      }
+    }, 'after');
+    expect(await finalizeWork(h.deps, task.id)).toMatchObject({ status: 'not_ready' });
+    expect(logs.some((l) => l.startsWith('a review todo filed too early could not be removed'))).toBe(true);
+    expect(Object.values((await h.state()).ownTasks)).toContain('acceptance');
+  });
+
+  it('a Work the person renames while it is being sent for review gets a review todo with the new title', async () => {
+    // (Every step completed: a rename is the person's edit, and it would reopen a skipped step.)
+    const task = await settledWork('旧名字', 'completed');
+    const off = h.sim.onRequest((req) => {
+      if (req.route === 'POST /task') {
+        off();
+        h.sim.editTask(task.id, { title: '新名字' });
+      }
+    }, 'after');
+    expect((await finalizeWork(h.deps, task.id)).status).toBe('finalized');
+    expect(reviews().map((t) => t.title)).toEqual([acceptanceTitle(zh, { title: '新名字' })]);
+  });
+});
