@@ -3,7 +3,9 @@
 // task, priority only from zero, the item cap, a service that ignores updates without a title).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { assertHeld, hasPendingWrite, isRefusal, LockLostError, MAX_CHECKLIST_ITEMS, minimalUpdate, writeWork } from '../../src/core/task-writer';
+import type { EngineDeps } from '../../src/core/engine-context';
 import type { StepRecord, WorkRecord } from '../../src/core/work-state';
+import { createHttpGateway } from '../../src/dida/http-gateway';
 import { DidaError } from '../../src/dida/dida-error';
 import type { Task } from '../../src/dida/types';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
@@ -170,6 +172,53 @@ describe('writing', () => {
     h.sim.resetCounters();
     await expect(writeWork(h.deps, w, { precheck: () => { throw new Error('stop'); } })).rejects.toThrow('stop');
     expect(h.sim.counters()['POST /task/{tid}'] ?? 0).toBe(0);
+  });
+
+  it('after a write the steps know their items as sent: a new step gets its id, a deleted last step loses its item, a rename is sent', async () => {
+    const w = await work(['一', '二']);
+    const [one, two] = w.steps;
+    one!.status = 'completed';
+    w.steps.push(makeStep({ id: 'n', title: '新步骤' }));
+    expect((await writeWork(h.deps, w)).wrote).toBe(true);
+    const added = w.steps.find((s) => s.id === 'n')!;
+    expect(added.itemId).toBe(h.sim.getTask(w.taskId)!.items!.at(-1)!.id);
+    expect(added.seen).toEqual({ title: '新步骤', done: false });
+    expect(one!.seen).toEqual({ title: '一', done: true });
+
+    added.status = 'deleted';
+    expect((await writeWork(h.deps, w)).wrote).toBe(true);
+    expect(h.sim.getTask(w.taskId)!.items!.map((i) => i.title)).toEqual(['一', '二']);
+    expect(added.itemId).toBeUndefined();
+
+    const mine = makeStep({ id: 'm', title: '我的步骤' });
+    w.steps.push(mine);
+    await writeWork(h.deps, w);
+    mine.title = '改过名的步骤';
+    expect((await writeWork(h.deps, w)).wrote).toBe(true);
+    expect(h.sim.getTask(w.taskId)!.items!.map((i) => i.title)).toEqual(['一', '二', '改过名的步骤']);
+    expect(two!.seen).toEqual({ title: '二', done: false });
+  });
+
+  it('a priority-only write and a body-only write each find out that the title is needed; a body put back is then forgotten', async () => {
+    h.sim.setQuirks({ updateWithoutTitle: 'ignore' });
+    const fresh = (): EngineDeps => ({ ...h.deps, gateway: createHttpGateway({ token: h.sim.token, baseUrl: h.sim.baseUrl, timeoutMs: 2000, retry: { retries: 0, baseDelayMs: 1, maxDelayMs: 5 } }) });
+    const w = await work(['一']);
+    h.sim.resetCounters();
+    const byPriority = fresh();
+    expect((await writeWork(byPriority, w, { priority: 0 })).wrote).toBe(true);
+    expect(h.sim.getTask(w.taskId)?.priority).toBe(0);
+    expect(h.sim.counters()['POST /task/{tid}']).toBe(2);
+    await byPriority.gateway.close();
+
+    const w2 = await work(['二']);
+    w2.pendingDesc = '原来的正文';
+    h.sim.resetCounters();
+    const byBody = fresh();
+    expect((await writeWork(byBody, w2)).wrote).toBe(true);
+    expect(h.sim.counters()['POST /task/{tid}']).toBe(2);
+    expect(h.sim.getTask(w2.taskId)?.desc).toContain('原来的正文');
+    expect(w2.pendingDesc).toBeUndefined();
+    await byBody.gateway.close();
   });
 
   it('a service that ignores updates without a title gets the title from then on; learned once', async () => {
