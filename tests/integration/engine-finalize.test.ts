@@ -66,6 +66,7 @@ describe('finalizing', () => {
     expect(review!.isAllDay).toBe(false);
     expect(review!.timeZone).toBe('Asia/Shanghai');
     expect(Date.parse(review!.dueDate!.replace(/\+0000$/, 'Z'))).toBe(h.clock.now + 3 * 60_000);
+    expect(review!.startDate).toBe(review!.dueDate);
     expect(h.sim.listComments(review!.id).map((c) => c.title)).toEqual([zh.t('dida.acceptance.anchor')]);
     expect(h.sim.getTask(task.id)?.status).toBe(2);
     expect(h.sim.listComments(task.id).at(-1)?.title).toContain(zh.t('dida.comment.summary', { acceptanceTitle: review!.title }));
@@ -86,12 +87,13 @@ describe('finalizing', () => {
 
   it('a failure keeps what was done; the retry files nothing twice and finds its anchor instead of posting another', async () => {
     const task = await settledWork();
-    h.sim.injectFault({ route: 'POST /project/{pid}/task/{tid}/complete', kind: 'status', status: 503 });
+    h.sim.injectFault({ route: 'POST /project/{pid}/task/{tid}/complete', kind: 'status', status: 503, times: 2 });
+    expect((await finalizeWork(h.deps, task.id)).status).toBe('failed');
     const failed = await finalizeWork(h.deps, task.id);
     expect(failed.status).toBe('failed');
     let work = (await h.state()).works[task.id]!;
     expect(work.phase).toBe('finalizing');
-    expect(work.finalize).toMatchObject({ attempts: 1, lastError: expect.any(String), acceptanceTaskId: expect.any(String), anchorCommentId: expect.any(String) });
+    expect(work.finalize).toMatchObject({ attempts: 2, lastError: expect.any(String), acceptanceTaskId: expect.any(String), anchorCommentId: expect.any(String) });
     expect(logs.some((l) => l.startsWith(`finalizing Work ${task.id} failed`))).toBe(true);
     // The anchor's record is lost as if the process had died right after posting it: the retry finds it by its text.
     await h.deps.state.update((state) => {
@@ -122,6 +124,45 @@ describe('finalizing', () => {
     expect(state.works[task.id]!.finalize).toBeUndefined();
     expect(Object.values(state.ownTasks)).not.toContain('acceptance');
     expect(h.sim.getTask(task.id)?.status).toBe(0);
+  });
+
+  it('a review todo already gone when it is taken back is simply forgotten', async () => {
+    const task = await settledWork();
+    h.sim.injectFault({ route: 'DELETE /project/{pid}/task/{tid}', kind: 'status', status: 404 });
+    const off = h.sim.onRequest((req) => {
+      if (req.route === 'POST /task') {
+        off();
+        h.sim.editTask(task.id, { items: [...(h.sim.getTask(task.id)!.items ?? []), { id: 'person-1', title: '补一项', status: 0 }] });
+      }
+    }, 'after');
+    expect(await finalizeWork(h.deps, task.id)).toMatchObject({ status: 'not_ready' });
+    expect(logs.filter((l) => l.startsWith('a review todo filed too early'))).toEqual([]);
+    expect(Object.values((await h.state()).ownTasks)).not.toContain('acceptance');
+  });
+
+  it('a lock lost on the way is not a failure to count: it is given up and redone, and nothing is filed twice', async () => {
+    const task = await settledWork();
+    const lost = {
+      ...h.deps,
+      locks: { withLock: <T>(key: string, fn: (lock: { compromised: AbortSignal; stillHeld(): boolean }) => Promise<T>) => h.deps.locks.withLock(key, (lock) => fn({ compromised: lock.compromised, stillHeld: () => false })) },
+    };
+    await expect(finalizeWork(lost, task.id)).rejects.toMatchObject({ name: 'LockLostError' });
+    expect(reviews()).toHaveLength(1);
+    expect(h.sim.getTask(task.id)?.status).toBe(0);
+    expect((await h.state()).works[task.id]!.finalize?.attempts ?? 0).toBe(0);
+    expect((await finalizeWork(h.deps, task.id)).status).toBe('finalized');
+    expect(reviews()).toHaveLength(1);
+  });
+
+  it('a closed Work whose completion was written is already finalized', async () => {
+    const task = await settledWork();
+    await finalizeWork(h.deps, task.id);
+    await h.deps.state.update((state) => {
+      state.works[task.id]!.phase = 'closed';
+    });
+    h.sim.resetCounters();
+    expect((await finalizeWork(h.deps, task.id)).status).toBe('already');
+    expect(h.sim.totalRequests()).toBe(0);
   });
 
   it('a review todo that cannot be removed is logged and stays known as the bundle’s own', async () => {
