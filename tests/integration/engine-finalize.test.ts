@@ -191,4 +191,20 @@ describe('finalizing', () => {
     expect((await finalizeWork(h.deps, task.id)).status).toBe('finalized');
     expect(reviews().map((t) => t.title)).toEqual([acceptanceTitle(zh, { title: '新名字' })]);
   });
+
+  it('a review todo that cannot be renamed keeps its old title, and the Work is still sent for review', async () => {
+    const task = await settledWork('旧名字', 'completed');
+    const off = h.sim.onRequest((req) => {
+      if (req.route === 'POST /task') {
+        off();
+        h.sim.editTask(task.id, { title: '新名字' });
+        // The Work's items are already ticked (nothing to write), so the next update is the review todo's rename.
+        h.sim.injectFault({ route: 'POST /task/{tid}', kind: 'status', status: 500 });
+      }
+    }, 'after');
+    expect((await finalizeWork(h.deps, task.id)).status).toBe('finalized');
+    expect(reviews().map((t) => t.title)).toEqual([acceptanceTitle(zh, { title: '旧名字' })]);
+    expect(logs.some((l) => l.startsWith('the review todo keeps its old title'))).toBe(true);
+    expect(h.sim.getTask(task.id)?.status).toBe(2);
+  });
 });
