@@ -55,6 +55,11 @@ async function until(what: string, probe: () => boolean | Promise<boolean>, time
   }
 }
 
+/** Waits for the settle jobs the session ran at idle to end (so nothing writes the state after the test removed it). */
+async function settled(agent: FakeAgent): Promise<void> {
+  await Promise.allSettled(agent.runMaintenance.mock.results.map((r: { value: unknown }) => r.value));
+}
+
 const human = (text: string) => ({ id: `h-${Math.random()}`, role: 'user', content: [{ type: 'text', text }], source: { kind: 'user' } });
 
 /** Applies the plugin to a fresh fake host and creates one top-level session in the project. */
@@ -115,6 +120,7 @@ describe('settle at idle', () => {
       expect(sim.listTasks(listId).some((t) => t.title.startsWith('🧑‍🔬'))).toBe(false);
       host.emit('agent/status', { agent, status: 'idle' });
       await until('the review todo', () => sim.listTasks(listId).some((t) => t.title === '🧑‍🔬 待验收：写周报'));
+      await settled(agent);
       expect(agent.runMaintenance).toHaveBeenCalled();
     } finally {
       await host.dispose();
@@ -139,6 +145,7 @@ describe('binding mid-session', () => {
       await todo.execute({ action: 'update', updates: [{ step: '归档', status: 'completed', resolution: '已归档' }] }, { agent });
       host.emit('agent/status', { agent, status: 'idle' });
       await until('the review todo', () => sim.listTasks(listId).some((t) => t.title === '🧑‍🔬 待验收：整理笔记'));
+      await settled(agent);
       expect((await tool(host, 'dida_todo_setup').execute({ action: 'unbind' }, { agent })).code).toBe('ok');
       expect(prompt()).toBe('');
     } finally {
