@@ -8,7 +8,7 @@ import type { EngineDeps } from './engine-context';
 import { createOwnTask } from './own-creates';
 import { MAX_COMMENT_LENGTH, MAX_ITEM_TITLE_LENGTH, sanitizeForDida, stripInvisible, truncateGraphemes } from './text-guard';
 import { writeWork } from './task-writer';
-import { completeOwnTask, keyOf, loadWork, saveWork, stepIdFactory, withWork, workIn } from './work-io';
+import { commentsIfAny, completeOwnTask, keyOf, loadWork, saveWork, stepIdFactory, withWork, workIn } from './work-io';
 import { visibleSteps } from './work-state';
 import type { WorkRecord } from './work-state';
 
@@ -55,15 +55,6 @@ async function stillOpen(deps: EngineDeps, projectId: string, taskId: string): P
   }
 }
 
-/** The comments of a task that may have been deleted (none then). */
-async function commentsIfAny(deps: EngineDeps, projectId: string, taskId: string): Promise<Comment[]> {
-  try {
-    return await deps.gateway.listComments(projectId, taskId);
-  } catch (error) {
-    if (isDidaError(error) && error.code === 'not_found') return [];
-    throw error;
-  }
-}
 
 function timeOf(comment: Comment | undefined): number {
   return parseDidaDate(comment?.createdTime)?.getTime() ?? 0;

@@ -1,6 +1,5 @@
 // Answers from the phone: the list owner's comments on a waiting Work's 🙋 reminder (or on the Work after its waiting
 // comment) resume it; their text waits in the state until it is handed to the model, exactly once.
-import { isDidaError } from '../dida/dida-error';
 import type { Comment } from '../dida/types';
 import { parseClaim } from './claims';
 import type { EngineDeps } from './engine-context';
@@ -9,7 +8,7 @@ import { progressEntries, type StepChangeResult } from './step-ops';
 import { fenceUntrusted, stripInvisible, UNTRUSTED_PREAMBLE } from './text-guard';
 import { MODEL_BUDGET, withinBudget } from './tools/model-budget';
 import { markHandled, resumeWork, waitingComment } from './waiting';
-import { loadWork, saveWork, withWork } from './work-io';
+import { commentsIfAny, loadWork, saveWork, withWork } from './work-io';
 import type { EngineState, WorkRecord } from './work-state';
 
 /** A claim by another session counts as holding a Work for this long after its record was last updated. */
@@ -40,15 +39,6 @@ function isBundleText(text: string, texts: readonly string[]): boolean {
   let rest = text;
   for (const known of texts) rest = rest.split(known).join('');
   return rest.trim() === '';
-}
-
-async function commentsIfAny(deps: EngineDeps, projectId: string, taskId: string): Promise<Comment[]> {
-  try {
-    return await deps.gateway.listComments(projectId, taskId);
-  } catch (error) {
-    if (isDidaError(error) && error.code === 'not_found') return [];
-    throw error;
-  }
 }
 
 export interface FoundAnswers {

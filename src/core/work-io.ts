@@ -1,6 +1,6 @@
 // Shared moves of every Work mutation: load/save the record, re-read the task, write the steps back once.
 import { isDidaError } from '../dida/dida-error';
-import type { Task } from '../dida/types';
+import type { Comment, Task } from '../dida/types';
 import type { EngineDeps, HeldLock } from './engine-context';
 import { WorkError } from './engine-context';
 import { occurrenceKey } from './schedule';
@@ -151,5 +151,15 @@ export async function completeOwnTask(deps: EngineDeps, projectId: string, taskI
       throw readError;
     }
     if (stillOpen) throw error;
+  }
+}
+
+/** The comments of a task that may have been deleted (none then). */
+export async function commentsIfAny(deps: EngineDeps, projectId: string, taskId: string): Promise<Comment[]> {
+  try {
+    return await deps.gateway.listComments(projectId, taskId);
+  } catch (error) {
+    if (isDidaError(error) && error.code === 'not_found') return [];
+    throw error;
   }
 }
