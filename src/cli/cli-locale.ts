@@ -1,6 +1,7 @@
 // The language of the `dida-todo` command: its catalogs (locale/cli.zh.json, locale/cli.en.json) and how it is chosen.
 import en from '../../locale/cli.en.json';
 import zh from '../../locale/cli.zh.json';
+import { fillTemplate, keyDifferences } from '../core/locale';
 
 export type CliLocaleId = 'zh' | 'en';
 export type CliKey = keyof typeof en;
@@ -22,8 +23,7 @@ type PluralKey = CliKey extends infer K ? (K extends `${infer Base}.one` ? Base 
 export function cliText(id: CliLocaleId): CliText {
   const catalog = CATALOGS[id];
   const t = (key: CliKey, vars?: CliVars): string => {
-    const template = catalog[key] ?? CATALOGS.en[key] ?? key;
-    return vars ? template.replace(/\{(\w+)\}/g, (whole, name: string) => (name in vars ? String(vars[name]) : whole)) : template;
+    return fillTemplate(catalog[key] ?? CATALOGS.en[key] ?? key, vars);
   };
   return {
     id,
@@ -48,7 +48,5 @@ export function pickCliLocale(configLocale: string | undefined, env: NodeJS.Proc
 
 /** Keys present in one CLI catalog but not the other (for the parity test). */
 export function cliCatalogDifferences(): { missingInEn: string[]; missingInZh: string[] } {
-  const zhKeys = Object.keys(CATALOGS.zh);
-  const enKeys = Object.keys(CATALOGS.en);
-  return { missingInEn: zhKeys.filter((k) => !enKeys.includes(k)), missingInZh: enKeys.filter((k) => !zhKeys.includes(k)) };
+  return keyDifferences(CATALOGS.zh, CATALOGS.en);
 }
