@@ -167,6 +167,9 @@ export async function takeAnswers(
   limit = Number.POSITIVE_INFINITY,
 ): Promise<TakenAnswer[]> {
   const taken: TakenAnswer[] = [];
+  // The usual case, nothing to hand over, is seen in the state held in memory without taking the state lock.
+  const held = await deps.state.read();
+  if (!Object.values(held.works).some((work) => work.pendingAnswer && !work.waiting && work.phase === 'open')) return taken;
   await deps.state.update((state) => {
     taken.length = 0;
     for (const [key, work] of Object.entries(state.works)) {
