@@ -238,6 +238,22 @@ function oneShot(install: DshInstall, model: FakeModel, variant: Variant, scratc
   });
 }
 
+/**
+ * A bundle that inserts one row whose plugin registers nothing: what dsh itself pays to resolve, load and apply one
+ * more package, so the bundle's own share of the cold start can be told apart from it.
+ */
+function emptyPackage(scratch: string): string {
+  const dir = path.join(scratch, 'empty-bundle');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    path.join(dir, 'package.json'),
+    JSON.stringify({ name: 'dida-bench-empty', version: '1.0.0', type: 'module', main: './index.mjs', dsh: { bundle: { patch: './cordis.patch.yml' } } }, null, 2),
+  );
+  writeFileSync(path.join(dir, 'index.mjs'), "export const name = 'dida-bench-empty';\nexport function apply() {}\n");
+  writeFileSync(path.join(dir, 'cordis.patch.yml'), '- insert:\n    - id: dida-bench-empty\n      name: dida-bench-empty\n');
+  return dir;
+}
+
 /** A ratio near 1 with two decimals: `1.34×`. */
 function ratioText(value: number): string {
   return Number.isFinite(value) ? `${value.toFixed(2)}×` : 'n/a';
@@ -305,13 +321,16 @@ runSuite('plugin', 'Plugin overhead in dsh', async ({ quick }) => {
     const homes: string[] = [];
     try {
       const without = makeDshHome();
+      const withEmpty = makeDshHome();
       const withBundle = makeDshHome();
-      homes.push(without, withBundle);
+      homes.push(without, withEmpty, withBundle);
       for (const home of homes) mkdirSync(path.join(home, 'work'), { recursive: true });
       log('installing the bundle into the "with" home (dsh plugin add <repo>; pnpm links the checkout)');
       const installStarted = performance.now();
       await installBundle(withBundle, 'headless', repoRoot);
       const installMs = performance.now() - installStarted;
+      // The floor: dsh's own cost of one more bundle — a package whose plugin registers nothing.
+      await installBundle(withEmpty, 'headless', emptyPackage(scratch));
       // The bound cwd: a list with 10 open tasks (3 items each); "say hi" is no queue trigger, so the turn only syncs.
       const list = sim.seedProject({ name: 'Bench list' });
       for (let t = 0; t < 10; t++) sim.seedTask({ projectId: list.id, title: `Request ${t + 1}`, priority: 3, items: [{ title: 'a' }, { title: 'b' }, { title: 'c' }] });
@@ -321,6 +340,7 @@ runSuite('plugin', 'Plugin overhead in dsh', async ({ quick }) => {
       writeFileSync(path.join(configDir, 'config.yaml'), `baseUrl: ${sim.baseUrl}\nbindings:\n  - cwd: ${boundCwd}\n    projectId: ${list.id}\n    label: Bench list\n`);
       const variants: Variant[] = [
         { name: 'without bundle', home: without, cwd: realpathSync(path.join(without, 'work')) },
+        { name: 'with an empty bundle (floor)', home: withEmpty, cwd: realpathSync(path.join(withEmpty, 'work')) },
         { name: 'with bundle, cwd not bound', home: withBundle, cwd: realpathSync(path.join(withBundle, 'work')), env: { DIDA_TODO_TOKEN: sim.token } },
         { name: 'with bundle, cwd bound (10 tasks)', home: withBundle, cwd: boundCwd, env: { DIDA_TODO_TOKEN: sim.token } },
       ];

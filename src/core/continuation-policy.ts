@@ -1,5 +1,6 @@
 // Decides whether stopped work is continued automatically (after a model error or a crash), when, with what words,
 // and which events start the count of consecutive failures afresh.
+import { CRASH_RECOVERY_WINDOW_MS } from './recovery-window';
 import { SETTLED, visibleSteps, type EngineState } from './work-state';
 
 /** Failure codes worth another try after dsh's own retries gave up (or never applied, as for content filters). */
@@ -13,8 +14,7 @@ export const CONTINUABLE_CODES: ReadonlySet<string> = new Set([
   'INSUFFICIENT_SYSTEM_RESOURCE',
 ]);
 
-/** A crash-interrupted turn older than this is not resumed automatically. */
-export const CRASH_RECOVERY_WINDOW_MS = 30 * 60_000;
+export { CRASH_RECOVERY_WINDOW_MS };
 
 /** Used when the configured schedule is empty. */
 const FALLBACK_DELAY_SECONDS = 30;

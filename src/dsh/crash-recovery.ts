@@ -1,6 +1,7 @@
 // Crash recovery: resumes a session whose turn a crash interrupted (see turn-markers.ts) — by
 // itself when dsh starts (long-lived profiles), or when the session comes back — once, with the backoff and the
 // counter; a one-shot headless run in the same directory takes the interrupted Work over instead.
+import { processAlive } from '../common/process-alive';
 import { decideRecovery, RECOVERY_MESSAGE, touchedWorkUnfinished, type RecoveryDecision } from '../core/continuation-policy';
 import { fenceUntrusted, truncateGraphemes, UNTRUSTED_PREAMBLE } from '../core/text-guard';
 import type { EngineState } from '../core/work-state';
@@ -14,15 +15,7 @@ import type { MarkedSession, TurnMarker } from './turn-markers';
 const RESUME_PATIENCE_MS = 30_000;
 const POLL_MS = 100;
 
-/** Whether process `pid` runs (EPERM: it runs under another user). */
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+export { processAlive };
 
 export interface RecoveryOptions {
   /** This process's id (default `process.pid`). */

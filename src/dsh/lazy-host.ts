@@ -4,7 +4,10 @@ import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { SETUP_DESCRIPTION, SETUP_PARAMETERS, TODO_DESCRIPTION, TODO_PARAMETERS, TODO_WORK_DESCRIPTION, TODO_WORK_PARAMETERS } from '../core/tools/tool-specs';
 import { renderResult, type ParameterSpec, type ToolResult } from '../core/tools/tool-types';
+import { processAlive } from '../common/process-alive';
+import { mayHoldInterruptedTurn } from '../core/recovery-window';
 import { resolvePaths } from '../store/paths';
+import { peekSection } from '../store/state-peek';
 import { isSubagent } from './agent-tracker';
 import { PROMPT_SECTION_NAME, PROMPT_SECTION_ORDER } from './prompt';
 import { SYSTEM_PROMPT_SECTION } from './prompt-text';
@@ -30,7 +33,7 @@ function log(line: string): void {
  * Stands in for the full host until it is needed: every hook is registered at once (dsh allows no later
  * registration of tools), and while no session can be bound each hook does nothing but let dsh go on. The full host
  * is loaded when a session's directory may be bound (config.yaml names it or a parent of it), when a tool is called,
- * or at start when polling is on or a crashed session may need resuming; from then on every hook is handed over,
+ * when a model request fails, or at start when a crashed session may need resuming; from then on every hook is handed over,
  * and the sessions seen so far are introduced to it.
  */
 export class LazyHost {
@@ -209,19 +212,16 @@ export class LazyHost {
     }
   }
 
-  /** Polling is on, or a session of this machine was cut off mid-turn (crash recovery looks at start). */
+  /**
+   * Whether something must run before any session shows up: crash recovery, when a turn of this machine was cut off
+   * within its window by a process that is gone (it resumes sessions that are not live yet). Polling needs no early
+   * start: it only polls bound sessions, and each of those loads the host. A state this cannot read with certainty
+   * loads the host (the host then reads it properly).
+   */
   private neededAtStart(): boolean {
-    if (this.row.poll) return true;
-    const config = this.configText();
-    if (config !== undefined && /^\s*poll\s*:/m.test(config)) return true;
-    for (const file of [this.paths.stateFile, `${this.paths.stateFile}.log`]) {
-      try {
-        if (readFileSync(file, 'utf8').includes('"turnOpenSince"')) return true;
-      } catch {
-        // No state file: nothing was interrupted.
-      }
-    }
-    return false;
+    if (this.row.maxAutoContinue <= 0) return false;
+    const sessions = peekSection(this.paths.stateFile, 'sessions', '"turnOpenSince"');
+    return !sessions.known || mayHoldInterruptedTurn(sessions.value, Date.now(), processAlive);
   }
 
   private async dispose(): Promise<void> {

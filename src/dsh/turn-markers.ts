@@ -33,7 +33,11 @@ export class TurnMarkers {
     });
   }
 
-  /** The session's turn ended (idle): nothing to recover. Writes only when a marker is there. */
+  /**
+   * The session's turn ended (idle): nothing to recover. Writes only when a marker is there. A record left holding
+   * nothing else (no current Work, no Work touched, no automatic attempts counted) is dropped, so sessions that only
+   * talked — each headless one-shot is a new session — do not pile up in the state.
+   */
   async markClosed(sessionId: string): Promise<void> {
     if ((await this.deps.state.read()).sessions[sessionId]?.turnOpenSince === undefined) return;
     await this.deps.state.update((state) => {
@@ -42,6 +46,15 @@ export class TurnMarkers {
       delete session.turnOpenSince;
       delete session.turnOpenPid;
       session.updatedAt = this.deps.clock.now();
+      if (holdsNothing(session)) delete state.sessions[sessionId];
     });
   }
+}
+
+/** Keys a record may carry that say nothing once the turn is closed. */
+const EMPTY_KEYS = new Set(['touched', 'autoAttempts', 'updatedAt', 'cwd', 'lastAutoAt']);
+
+/** A closed session record with nothing in it that anything reads (an absent record means the same). */
+function holdsNothing(session: MarkedSession): boolean {
+  return session.touched.length === 0 && session.autoAttempts === 0 && Object.keys(session).every((key) => EMPTY_KEYS.has(key));
 }

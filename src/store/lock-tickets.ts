@@ -3,6 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, openSync, readdirSync, readFileSync, statSync, unlinkSync, writeSync, type Stats } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { processAlive } from '../common/process-alive';
 
 /** The holder's mark: a hard link to its ticket, created with link(2), which fails when the name exists. */
 export const OWNER_FILE = 'owner';
@@ -66,17 +67,6 @@ export function createTicket(dir: string, fresh = false): Ticket {
     closeSync(fd);
   }
   return { name, seq, host: HOST_TAG, pid: process.pid };
-}
-
-/** Whether a process of this machine is running (EPERM: it runs as another user). */
-export function processAlive(pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /**

@@ -52,13 +52,30 @@ describe('turn markers', () => {
     await t.clock.advance(1_000);
     await markers.markOpen(track);
     expect(t.state.value.sessions.s1).toMatchObject({ turnOpenSince: first, turnOpenPid: 1, cwd: CWD });
+    t.state.value.sessions.s1!.touched = ['w1'];
     await markers.markClosed('s1');
     expect(t.state.value.sessions.s1!.turnOpenSince).toBeUndefined();
     expect((t.state.value.sessions.s1 as Record<string, unknown>).turnOpenPid).toBeUndefined();
+    expect(t.state.value.sessions.s1!.touched).toEqual(['w1']);
     const writes = t.state.writes;
     await markers.markClosed('s1');
     await markers.markClosed('nobody');
     expect(t.state.writes).toBe(writes);
+  });
+
+  it('a session that only talked leaves no record once its turn closes; one holding anything keeps it', async () => {
+    const t = setup({ state: emptyEngineState() });
+    const markers = new TurnMarkers(t.deps, 1);
+    const tracks = ['talk', 'current', 'counted', 'other'].map((id) => t.deps.tracker.add(fakeAgent(id, { cwd: CWD })));
+    for (const track of tracks) await markers.markOpen(track);
+    const sessions = t.state.value.sessions as Record<string, Record<string, unknown>>;
+    sessions.current!.currentWork = 'w1';
+    sessions.counted!.autoAttempts = 2;
+    sessions.other!.answeredAt = 5;
+    for (const track of tracks) await markers.markClosed(track.sessionId);
+    expect(Object.keys(t.state.value.sessions).sort()).toEqual(['counted', 'current', 'other']);
+    expect(t.state.value.sessions.current).not.toHaveProperty('turnOpenSince');
+    expect(t.state.value.sessions.current!.currentWork).toBe('w1');
   });
 });
 

@@ -1,5 +1,5 @@
 // The plugin's first load: nothing beyond the hooks is loaded while no session can be bound; the full host loads for a
-// session that may be bound, a tool call, a failed model request, polling or an interrupted turn at start.
+// session that may be bound, a tool call, a failed model request, or a turn at start that crash recovery may resume.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -79,7 +79,7 @@ describe('LazyHost', () => {
     }
   });
 
-  it('loads the host for a tool call, a failed model request, polling, or an interrupted turn left in the state', async () => {
+  it('loads the host for a tool call or a failed model request', async () => {
     const call = fakeHost();
     const lazy = new LazyHost(call.ctx as never, row());
     lazy.start();
@@ -100,18 +100,79 @@ describe('LazyHost', () => {
     expect(second.loaded).toBe(true);
     await failed.dispose();
 
-    const polling = fakeHost();
-    const third = new LazyHost(polling.ctx as never, row({ poll: true }));
-    third.start();
-    expect(third.loaded).toBe(true);
-    await polling.dispose();
+    await failed.dispose();
+  });
 
-    fs.mkdirSync(stateDir, { recursive: true });
-    fs.writeFileSync(path.join(stateDir, 'state.json'), JSON.stringify({ version: 2, sessions: { s: { touched: [], autoAttempts: 0, updatedAt: 1, turnOpenSince: 1 } } }));
-    const crashed = fakeHost();
-    const fourth = new LazyHost(crashed.ctx as never, row());
-    fourth.start();
-    expect(fourth.loaded).toBe(true);
-    await crashed.dispose();
+  describe('at start, loads the host only when crash recovery may have a turn to resume', () => {
+    const stateFile = () => path.join(stateDir, 'state.json');
+    const write = (snapshot: unknown, log?: string[]) => {
+      fs.mkdirSync(stateDir, { recursive: true });
+      fs.writeFileSync(stateFile(), JSON.stringify(snapshot));
+      if (log) fs.writeFileSync(`${stateFile()}.log`, log.map((l) => `${l}\n`).join(''));
+      else fs.rmSync(`${stateFile()}.log`, { force: true });
+    };
+    const loadsAtStart = async (extra: Record<string, unknown> = {}) => {
+      const h = fakeHost();
+      const lazy = new LazyHost(h.ctx as never, row(extra));
+      lazy.start();
+      const loaded = lazy.loaded;
+      await h.dispose();
+      return loaded;
+    };
+    const gone = 2 ** 22 + 4321;
+    const marker = (since: number, pid = gone) => ({ touched: ['w'], autoAttempts: 0, updatedAt: since, turnOpenSince: since, turnOpenPid: pid });
+
+    it('a turn opened minutes ago by a process that is gone: loads (unless automatic continuation is off)', async () => {
+      write({ version: 2, logGen: 1, sessions: { s: marker(Date.now() - 5 * 60_000) } }, ['{"gen":1}']);
+      expect(await loadsAtStart()).toBe(true);
+      expect(await loadsAtStart({ maxAutoContinue: 0 })).toBe(false);
+    });
+
+    it('no state, no marker, a marker older than the window, or one whose process still runs: loads nothing', async () => {
+      expect(await loadsAtStart()).toBe(false);
+      write({ version: 2, logGen: 1, sessions: { s: { touched: [], autoAttempts: 0, updatedAt: 1 } }, works: {} }, ['{"gen":1}']);
+      expect(await loadsAtStart()).toBe(false);
+      write({ version: 2, logGen: 1, sessions: { s: marker(Date.now() - 31 * 60_000) } }, ['{"gen":1}']);
+      expect(await loadsAtStart()).toBe(false);
+      write({ version: 2, logGen: 1, sessions: { s: marker(Date.now() - 60_000, process.pid) } }, ['{"gen":1}']);
+      expect(await loadsAtStart()).toBe(false);
+      // Polling alone needs no early start: it only polls bound sessions, and each of those loads the host.
+      expect(await loadsAtStart({ poll: true })).toBe(false);
+    });
+
+    it('the log decides over the snapshot: the last sessions line wins, a stale log or a cut last line does not count', async () => {
+      const open = JSON.stringify({ s: 'sessions', v: { s: marker(Date.now() - 60_000) } });
+      const closed = JSON.stringify({ s: 'sessions', v: { s: { touched: ['w'], autoAttempts: 0, updatedAt: Date.now() } } });
+      // Closed in the snapshot, opened later in the log (a Work record in between mentions the words too).
+      write({ version: 2, logGen: 3, sessions: {} }, ['{"gen":3}', JSON.stringify({ c: 'works', k: 'w', v: { title: '"turnOpenSince"' } }), open]);
+      expect(await loadsAtStart()).toBe(true);
+      // Opened and then closed again in the log: the history does not count.
+      write({ version: 2, logGen: 3, sessions: {} }, ['{"gen":3}', open, closed]);
+      expect(await loadsAtStart()).toBe(false);
+      // A log of an older generation was folded into the snapshot already: only the snapshot counts.
+      write({ version: 2, logGen: 4, sessions: {} }, ['{"gen":3}', open]);
+      expect(await loadsAtStart()).toBe(false);
+      write({ version: 2, logGen: 4, sessions: { s: marker(Date.now() - 60_000) } }, ['{"gen":3}', closed]);
+      expect(await loadsAtStart()).toBe(true);
+      // A last line cut by a crash was never written: the line before it decides.
+      fs.writeFileSync(`${stateFile()}.log`, `{"gen":4}\n${open}\n${closed.slice(0, 30)}`);
+      expect(await loadsAtStart()).toBe(true);
+    });
+
+    it('a state it cannot read with certainty loads the host, which then reads it properly', async () => {
+      for (const [snapshot, log] of [
+        ['{"version":1,"sessions":{}}', undefined],
+        ['{"version":2,"logGen":1,"sessions":{}}', 'not a header\n'],
+        ['{"version":2,"logGen":1,"sessions":{}}', `{"gen":1}\n{"s":"sessions","v":{broken\n`],
+        ['{"version":2,"logGen":1,"sessions":{"s":{"turnOpenSince":', undefined],
+        ['{"version":2,"logGen":1,"sessions":{"s":{"turnOpenSince":"soon"}}}', undefined],
+      ] as const) {
+        fs.mkdirSync(stateDir, { recursive: true });
+        fs.writeFileSync(stateFile(), snapshot);
+        if (log === undefined) fs.rmSync(`${stateFile()}.log`, { force: true });
+        else fs.writeFileSync(`${stateFile()}.log`, log);
+        expect(await loadsAtStart(), snapshot + (log ?? '')).toBe(true);
+      }
+    });
   });
 });
