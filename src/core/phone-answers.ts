@@ -148,6 +148,14 @@ export async function checkWaiting(deps: EngineDeps, key: string, listedPriority
   return { resumed: true, answers };
 }
 
+/**
+ * Whether reading list `projectId` may bring an answer to hand over: one of its open Works waits for the person (or was
+ * paused by them) or already holds an answer. Otherwise a session need not wait for the read before its first step.
+ */
+export function answersMayArrive(state: EngineState, projectId: string): boolean {
+  return Object.values(state.works).some((work) => work.projectId === projectId && work.phase === 'open' && (work.waiting !== undefined || work.pendingAnswer !== undefined));
+}
+
 /** A resume by the person from Dida, taken from the state to be handed to the model. */
 export interface TakenAnswer {
   key: string;

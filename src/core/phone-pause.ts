@@ -4,7 +4,7 @@ import type { Comment, Task } from '../dida/types';
 import type { EngineDeps } from './engine-context';
 import { pausedByPriority, stopComments } from './phone-signals';
 import { pauseForPerson, type PauseRequest } from './waiting';
-import { visibleSteps, type WorkRecord } from './work-state';
+import { visibleSteps, type EngineState, type WorkRecord } from './work-state';
 
 export interface BoundaryCheck {
   /** The current Work checked (open and not waiting), if any. */
@@ -24,6 +24,13 @@ export interface BoundaryOptions {
   seenFor?: string;
 }
 
+/** The Work a boundary looks at: the session's current Work while it is open and not waiting. */
+export function boundaryWork(state: EngineState, sessionId: string): { key: string; work: WorkRecord } | undefined {
+  const key = state.sessions[sessionId]?.currentWork;
+  const work = key ? state.works[key] : undefined;
+  return key && work && work.phase === 'open' && !work.waiting ? { key, work } : undefined;
+}
+
 /**
  * Looks at the session's current Work at a step boundary: a stop comment by the list's owner (when `readDida`), or its
  * priority now none after it ran with a priority (what the task writer read last, or a fresh read). Nothing when the
@@ -31,9 +38,9 @@ export interface BoundaryOptions {
  */
 export async function checkBoundary(deps: EngineDeps, sessionId: string, options: BoundaryOptions): Promise<BoundaryCheck> {
   const state = await deps.state.read();
-  const key = state.sessions[sessionId]?.currentWork;
-  const work = key ? state.works[key] : undefined;
-  if (!key || !work || work.phase !== 'open' || work.waiting) return {};
+  const current = boundaryWork(state, sessionId);
+  if (!current) return {};
+  const { key, work } = current;
   let priority = work.priority;
   if (options.readDida) {
     let task: Task;

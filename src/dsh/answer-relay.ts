@@ -1,6 +1,6 @@
 // Hands the person's answers from Dida to the model: a follow-up into the idle session whose current Work was answered,
 // a note at the next step of a running one, or at the first step of the next turn in a directory bound to that list.
-import { answerNote, returnAnswer, takeAnswers, type TakenAnswer } from '../core/phone-answers';
+import { answerNote, answersMayArrive, returnAnswer, takeAnswers, type TakenAnswer } from '../core/phone-answers';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
 import { personIsWaiting, pluginMessage, type PreStepArgs } from './ports';
@@ -53,7 +53,8 @@ export class AnswerRelay {
     const binding = track.binding;
     if (!binding || track.subagent || (args.step !== undefined && args.step !== 1)) return;
     const reading = track.sessionSync?.promise ?? track.syncing;
-    if (reading) await Promise.race([reading.catch(() => undefined), this.deps.clock.wait(ANSWER_SYNC_WAIT_MS, [this.deps.lifetime])]);
+    // The read is waited for only when it may bring an answer: a Work of the list waits for the person or holds one.
+    if (reading && answersMayArrive(await this.deps.state.read(), binding.projectId)) await Promise.race([reading.catch(() => undefined), this.deps.clock.wait(ANSWER_SYNC_WAIT_MS, [this.deps.lifetime])]);
     const state = await this.deps.state.read();
     const others = new Set(
       this.deps.tracker

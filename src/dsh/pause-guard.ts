@@ -1,7 +1,7 @@
 // Pause from the phone at step boundaries: after each `todo`/`todo_work` call and before each step, the session's
 // current Work is looked at; when the person paused it in Dida the Work waits for them and the turn is cancelled.
 import type { EngineDeps } from '../core/engine-context';
-import { checkBoundary, pauseWork } from '../core/phone-pause';
+import { boundaryWork, checkBoundary, pauseWork } from '../core/phone-pause';
 import { PAUSE_CHECK_INTERVAL_MS } from '../core/phone-signals';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
@@ -71,6 +71,8 @@ export class PauseGuard {
       const seen = this.seen.get(track) ?? {};
       this.seen.set(track, seen);
       const now = this.deps.clock.now();
+      // No current Work to look at: nothing to read, and no engine (nor its first Dida request) to wait for.
+      if (!boundaryWork(await this.deps.state.read(), track.sessionId)) return false;
       const readDida = seen.readAt === undefined || now - seen.readAt >= PAUSE_CHECK_INTERVAL_MS;
       const deps = await this.engineDeps();
       const check = await checkBoundary(deps, track.sessionId, {

@@ -110,6 +110,42 @@ describe('AnswerRelay', () => {
   });
 });
 
+describe('the first step waits for nothing it does not need', () => {
+  it('waits for the session’s first read of its list only when a Work of that list waits for the person or holds an answer', async () => {
+    const h = createHarness();
+    const agent = bindAgent(h, 's1');
+    const track = h.deps.tracker.get('s1')!;
+    const relay = new AnswerRelay(h.deps, new StretchCounter(h.deps));
+    // A read that never ends: the step would hang on it for the full wait.
+    track.sessionSync = { startedAt: h.clock.now(), promise: new Promise(() => undefined) };
+    h.state.value.works.idle = work('idle', ['pending']);
+    h.state.value.works.elsewhere = work('elsewhere', ['pending'], { projectId: 'list-2', waiting: { reason: 'which?', previousPriority: 3, applied: true, since: 0 } });
+    let done = false;
+    void relay.atTurnStart(track, { step: 1 }).then(() => (done = true));
+    await flush();
+    expect(done).toBe(true);
+
+    h.state.value.works.asked = work('asked', ['pending'], { waiting: { reason: 'which?', previousPriority: 3, applied: true, since: 0 } });
+    let waited = false;
+    void relay.atTurnStart(track, { step: 1 }).then(() => (waited = true));
+    await flush();
+    expect(waited).toBe(false);
+    expect(agent.followup).not.toHaveBeenCalled();
+  });
+
+  it('a session without a current Work is not looked at for a pause: no engine is made (its first Dida request waits)', async () => {
+    const h = createHarness();
+    bindAgent(h, 's1');
+    const engineDeps = vi.fn(async () => {
+      throw new Error('no engine should be made');
+    });
+    const guard = new PauseGuard(h.deps, engineDeps, () => ['stop']);
+    await guard.beforeStep(h.deps.tracker.get('s1')!, { step: 1 });
+    expect(engineDeps).not.toHaveBeenCalled();
+    expect(h.logs.join('\n')).not.toContain('no engine');
+  });
+});
+
 /** Engine deps over the harness state, with a Dida whose task and comments the test sets. */
 function engineDeps(h: Harness) {
   const dida = {

@@ -53,7 +53,7 @@ describe('peekSection', () => {
             // A fresh store each time: another process writing (it must fold in what is on disk, cut line included).
             await store(file, compactAtBytes).update((state) => {
               if (o.kind === 'work') {
-                state.works[`w${o.key}`] = { ...(WorkRecordSchema.parse({ taskId: `t${o.key}`, projectId: 'p', title: o.title, origin: 'human', mode: 'checklist', priority: 3, humanFingerprint: 'f', phase: 'open', steps: [], createdAt: 1, updatedAt: 1 }) as never) };
+                state.works[`w${o.key}`] = WorkRecordSchema.parse({ taskId: `t${o.key}`, projectId: 'p', title: o.title, origin: 'human', mode: 'checklist', priority: 3, humanFingerprint: 'f', phase: 'open', steps: [], createdAt: 1, updatedAt: 1 });
               } else if (o.kind === 'drop') delete state.sessions[`s${o.session}`];
               else {
                 const s = (state.sessions[`s${o.session}`] ??= { touched: [], autoAttempts: 0, updatedAt: 0 }) as Record<string, unknown>;

@@ -331,3 +331,43 @@ describe('createConfigReader', () => {
     expect((await reader.read()).config.bindings).toHaveLength(1);
   });
 });
+
+describe('the parsed form kept for a cold start', () => {
+  const cacheOf = () => path.join(dir, 'state', 'config.parsed.json');
+  const bound = (cwd: string) => `bindings:\n  - cwd: ${cwd}\n    projectId: p1\n`;
+
+  it('answers for exactly the text it was made from; any edit is parsed again and kept anew', async () => {
+    await writeConfig(bound('/a'));
+    expect((await loadConfig(file, cacheOf())).config.bindings.map((b) => b.cwd)).toEqual(['/a']);
+    const kept = JSON.parse(await readFile(cacheOf(), 'utf8')) as { hash: string; config: DidaTodoConfig };
+    expect(kept.config.bindings[0]!.cwd).toBe('/a');
+    // The kept form is what answers while the text is unchanged (proof: a doctored copy under the same hash is used).
+    kept.config.bindings[0]!.cwd = '/kept';
+    await writeFile(cacheOf(), JSON.stringify(kept));
+    expect((await loadConfig(file, cacheOf())).config.bindings.map((b) => b.cwd)).toEqual(['/kept']);
+    // One byte more in config.yaml: parsed again, and the kept form follows.
+    await writeFile(file, `${bound('/a')}\n`);
+    expect((await loadConfig(file, cacheOf())).config.bindings.map((b) => b.cwd)).toEqual(['/a']);
+    expect((JSON.parse(await readFile(cacheOf(), 'utf8')) as { config: DidaTodoConfig }).config.bindings[0]!.cwd).toBe('/a');
+  });
+
+  it('a kept form that no longer validates, a damaged one, or one that cannot be written never hides the file or its errors', async () => {
+    await writeConfig(bound('/a'));
+    await loadConfig(file, cacheOf());
+    const kept = JSON.parse(await readFile(cacheOf(), 'utf8')) as { hash: string; config: Record<string, unknown> };
+    await writeFile(cacheOf(), JSON.stringify({ hash: kept.hash, config: { bindings: 'nonsense' } }));
+    expect((await loadConfig(file, cacheOf())).config.bindings.map((b) => b.cwd)).toEqual(['/a']);
+    await writeFile(cacheOf(), '{"hash":');
+    expect((await loadConfig(file, cacheOf())).config.bindings.map((b) => b.cwd)).toEqual(['/a']);
+    // An invalid config.yaml still names its line, cache or not.
+    await writeFile(file, 'bindings:\n  - cwd: /a\n    projectid: p1\n');
+    const error = await loadConfig(file, cacheOf()).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).message).toMatch(/line 3/);
+    // A cache path that cannot be written (a directory stands there): the config is still read.
+    await writeFile(file, bound('/b'));
+    const blocked = path.join(dir, 'blocked');
+    await saveConfig(path.join(blocked, 'x.yaml'), defaultConfig());
+    expect((await loadConfig(file, blocked)).config.bindings.map((b) => b.cwd)).toEqual(['/b']);
+  });
+});
