@@ -154,11 +154,17 @@ interface Variant {
   home: string;
   cwd: string;
   env?: Record<string, string>;
+  /** The one-shot's message (default `say hi`). */
+  prompt?: string;
 }
 
 interface OneShot {
   wallMs: number;
   maxRssBytes: number;
+  /** User + system CPU time of the dsh process (NaN without /usr/bin/time). */
+  cpuMs: number;
+  /** Dida requests the run made, by route. */
+  requests: Record<string, number>;
 }
 
 /** Peak RSS of a process tree by sampling /proc every 20 ms (fallback when /usr/bin/time is absent). */
@@ -191,8 +197,14 @@ function treeRssBytes(root: number): number {
   return total;
 }
 
+async function oneShotCounted(install: DshInstall, model: FakeModel, sim: Simulator, variant: Variant, scratch: string, useTime: boolean): Promise<OneShot> {
+  sim.resetCounters();
+  const shot = await oneShot(install, model, variant, scratch, useTime);
+  return { ...shot, requests: sim.counters() as Record<string, number> };
+}
+
 function oneShot(install: DshInstall, model: FakeModel, variant: Variant, scratch: string, useTime: boolean): Promise<OneShot> {
-  const dshArgs = ['--profile', 'headless', '--patch', install.hmrPatch, 'say hi'];
+  const dshArgs = ['--profile', 'headless', '--patch', install.hmrPatch, variant.prompt ?? 'say hi'];
   const timeFile = path.join(scratch, `time-${process.hrtime.bigint()}.txt`);
   const [cmd, args] = useTime ? [TIME_BIN, ['-v', '-o', timeFile, install.dshBin, ...dshArgs]] : [install.dshBin, dshArgs];
   return new Promise((resolve, reject) => {
@@ -228,12 +240,17 @@ function oneShot(install: DshInstall, model: FakeModel, variant: Variant, scratc
         return;
       }
       let maxRssBytes = sampledPeak;
+      let cpuMs = Number.NaN;
       if (useTime) {
-        const m = /Maximum resident set size \(kbytes\): (\d+)/.exec(readFileSync(timeFile, 'utf8'));
+        const text = readFileSync(timeFile, 'utf8');
+        const m = /Maximum resident set size \(kbytes\): (\d+)/.exec(text);
         maxRssBytes = m ? Number(m[1]) * 1024 : Number.NaN;
+        const user = /User time \(seconds\): ([\d.]+)/.exec(text);
+        const system = /System time \(seconds\): ([\d.]+)/.exec(text);
+        if (user && system) cpuMs = (Number(user[1]) + Number(system[1])) * 1000;
         rmSync(timeFile, { force: true });
       }
-      resolve({ wallMs, maxRssBytes });
+      resolve({ wallMs, maxRssBytes, cpuMs, requests: {} });
     });
   });
 }
@@ -343,34 +360,44 @@ runSuite('plugin', 'Plugin overhead in dsh', async ({ quick }) => {
         { name: 'with an empty bundle (floor)', home: withEmpty, cwd: realpathSync(path.join(withEmpty, 'work')) },
         { name: 'with bundle, cwd not bound', home: withBundle, cwd: realpathSync(path.join(withBundle, 'work')), env: { DIDA_TODO_TOKEN: sim.token } },
         { name: 'with bundle, cwd bound (10 tasks)', home: withBundle, cwd: boundCwd, env: { DIDA_TODO_TOKEN: sim.token } },
+        // The same bound directory, with a message that asks for the queue: the engine loads and reads the list.
+        { name: 'bound, the queue phrase (reads Dida)', home: withBundle, cwd: boundCwd, env: { DIDA_TODO_TOKEN: sim.token }, prompt: '检查todo' },
       ];
       const useTime = existsSync(TIME_BIN);
-      const rounds = quick ? 2 : 6;
+      const rounds = quick ? 2 : Number(process.env.BENCH_PLUGIN_ROUNDS ?? 12);
       const samples = new Map<string, OneShot[]>(variants.map((v) => [v.name, []]));
       log(`one-shots: 1 warm-up round + ${rounds} rounds × ${variants.length} variants, order rotated each round; peak memory by ${useTime ? '/usr/bin/time -v' : 'VmRSS sampling every 20 ms'}`);
       for (const v of variants) await oneShot(install, model, v, scratch, useTime);
-      sim.resetCounters();
       for (let round = 0; round < rounds; round++) {
         const order = variants.map((_, i) => variants[(i + round) % variants.length] as Variant);
-        for (const v of order) (samples.get(v.name) as OneShot[]).push(await oneShot(install, model, v, scratch, useTime));
+        for (const v of order) (samples.get(v.name) as OneShot[]).push(await oneShotCounted(install, model, sim, v, scratch, useTime));
       }
-      const boundRequests = sim.counters();
+      const requestsOf = (s: OneShot[]) => {
+        const total: Record<string, number> = {};
+        for (const shot of s) for (const [route, n] of Object.entries(shot.requests)) total[route] = (total[route] ?? 0) + n;
+        return total;
+      };
+      const boundRequests = Object.fromEntries(variants.map((v) => [v.name, requestsOf(samples.get(v.name) as OneShot[])]));
       const base = samples.get(variants[0]!.name) as OneShot[];
       const baseWall = median(base.map((s) => s.wallMs));
       const baseRss = median(base.map((s) => s.maxRssBytes));
+      const baseCpu = median(base.map((s) => s.cpuMs));
       const rows = variants.map((v) => {
         const s = samples.get(v.name) as OneShot[];
         const wall = summarize(s.map((x) => x.wallMs));
         const rss = median(s.map((x) => x.maxRssBytes));
-        return [v.name, String(s.length), ms(wall.median), ms(wall.min), ms(wall.max), ratioText(ratio(wall.median, baseWall)), `${wall.median - baseWall >= 0 ? '+' : ''}${ms(wall.median - baseWall)}`, bytes(rss), ratioText(ratio(rss, baseRss)), `${rss - baseRss >= 0 ? '+' : '−'}${bytes(Math.abs(rss - baseRss))}`];
+        const cpu = median(s.map((x) => x.cpuMs));
+        const requests = Object.values(requestsOf(s)).reduce((n, k) => n + k, 0) / s.length;
+        return [v.name, String(s.length), ms(wall.median), ms(wall.min), ms(wall.max), ratioText(ratio(wall.median, baseWall)), `${wall.median - baseWall >= 0 ? '+' : ''}${ms(wall.median - baseWall)}`, ratioText(ratio(cpu, baseCpu)), String(requests), bytes(rss), ratioText(ratio(rss, baseRss)), `${rss - baseRss >= 0 ? '+' : '−'}${bytes(Math.abs(rss - baseRss))}`];
       });
       tables.push({
-        title: '`dsh --profile headless "say hi"` one-shots, fake model answering text (interleaved rounds; medians)',
-        columns: ['variant', 'n', 'wall ms', 'min', 'max', 'wall ratio', 'wall Δ ms', 'peak RSS', 'RSS ratio', 'RSS Δ'],
+        title: '`dsh --profile headless "say hi"` one-shots (the last variant says the queue phrase), fake model answering text (interleaved rounds; medians)',
+        columns: ['variant', 'n', 'wall ms', 'min', 'max', 'wall ratio', 'wall Δ ms', 'CPU ratio', 'Dida requests / run', 'peak RSS', 'RSS ratio', 'RSS Δ'],
         rows,
         notes: [
           `Peak RSS: ${useTime ? '`/usr/bin/time -v` "Maximum resident set size" (the dsh shim execs node, so this is the dsh process; the largest single process of the tree)' : 'VmRSS of the whole process tree sampled every 20 ms'}.`,
-          `Dida requests of the ${rounds} bound runs together: ${JSON.stringify(boundRequests)} (sync of the bound list on the human message).`,
+          `Dida requests by variant, all rounds together: ${JSON.stringify(boundRequests)}. A bound one-shot loads the engine at its first Dida need (a tool call, the queue phrase, a failed model request, or a state that asks for attention); "say hi" has none.`,
+          'CPU ratio: user + system time of the dsh process (all its threads), median, against the run without the bundle.',
           `Installing the bundle (dsh plugin add <checkout>) took ${ms(installMs)} ms, once.`,
         ],
       });

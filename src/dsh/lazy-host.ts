@@ -5,6 +5,7 @@ import path from 'node:path';
 import { SETUP_DESCRIPTION, SETUP_PARAMETERS, TODO_DESCRIPTION, TODO_PARAMETERS, TODO_WORK_DESCRIPTION, TODO_WORK_PARAMETERS } from '../core/tools/tool-specs';
 import { renderResult, type ParameterSpec, type ToolResult } from '../core/tools/tool-types';
 import { processAlive } from '../common/process-alive';
+import { detectQueueGrant } from '../core/queue-trigger';
 import { mayHoldInterruptedTurn } from '../core/recovery-window';
 import { resolvePaths } from '../store/paths';
 import { peekSection } from '../store/state-peek';
@@ -12,7 +13,7 @@ import { isSubagent } from './agent-tracker';
 import { PROMPT_SECTION_NAME, PROMPT_SECTION_ORDER } from './prompt';
 import { SYSTEM_PROMPT_SECTION } from './prompt-text';
 import type { DshHost } from './dsh-host';
-import type { HostAgent, HostContext, HostToolDefinition, PreStepArgs, PreStepDecision, RequestErrorArgs, SessionEvent, ToolExecution, UserMessageLike } from './ports';
+import { optionalServices, textOf, type HostAgent, type HostContext, type HostToolDefinition, type PreStepArgs, type PreStepDecision, type RequestErrorArgs, type SessionEvent, type ToolExecution, type UserMessageLike } from './ports';
 import type { RowConfig } from './row-config';
 import { toJsonSchema } from './tool-bridge';
 
@@ -44,6 +45,11 @@ export class LazyHost {
   private readonly lifts = new Map<string, () => void>();
   /** Each session's last todo/write (the model's own todos count as unfinished work for continuation). */
   private readonly todos = new Map<string, { session: { id: string }; event: SessionEvent }>();
+  /**
+   * Bound sessions of a one-shot run whose host is put off until their first Dida need (see `defers`), with the
+   * person's messages they got meanwhile (handed to the host when it loads).
+   */
+  private readonly deferred = new Map<string, UserMessageLike[]>();
   private config: { file: string; mtimeMs: number; text: string } | undefined;
   private readonly paths: ReturnType<typeof resolvePaths>;
 
@@ -59,7 +65,7 @@ export class LazyHost {
     for (const spec of TOOL_SPECS) ctx.tools.register(this.tool(spec));
     ctx.on('agent/created', ({ agent }: { agent: HostAgent }) => this.onAgent(agent, (h) => h.onCreated(agent)));
     ctx.on('agent/status', ({ agent, status }: { agent: HostAgent; status: string }) => this.onAgent(agent, (h) => h.onStatus(agent, status)));
-    ctx.on('agent/inbox/inserted', ({ agent, message }: { agent: HostAgent; message: UserMessageLike }) => this.when((h) => h.onInbox(agent, message)));
+    ctx.on('agent/inbox/inserted', ({ agent, message }: { agent: HostAgent; message: UserMessageLike }) => this.onInbox(agent, message));
     ctx.on('agent/disposed', ({ agent }: { agent: HostAgent }) => {
       this.forget(agent.id);
       this.when((h) => void h.release(agent.id));
@@ -106,6 +112,14 @@ export class LazyHost {
       this.lifts.clear();
       for (const { session, event } of this.todos.values()) host.onSessionEvent(session, event);
       this.todos.clear();
+      // A session whose host was put off: what it missed meanwhile (its person's messages, a turn already running).
+      for (const [id, messages] of this.deferred) {
+        const agent = this.seen.get(id);
+        if (!agent) continue;
+        for (const message of messages) host.onInbox(agent, message);
+        if (agent.status === 'running') host.onStatus(agent, 'running');
+      }
+      this.deferred.clear();
       this.host = host;
       if (this.disposed) void host.dispose();
       return host;
@@ -134,7 +148,8 @@ export class LazyHost {
     const subagent = isSubagent(agent);
     const cwd = agent.session?.header?.cwd;
     if (!subagent && cwd && this.mayBeBound(cwd)) {
-      void this.load().catch((error: unknown) => log(`loading failed: ${error instanceof Error ? error.message : String(error)}`));
+      if (this.defers()) this.deferred.set(agent.id, []);
+      else void this.load().catch((error: unknown) => log(`loading failed: ${error instanceof Error ? error.message : String(error)}`));
       return;
     }
     // As the full host does: an unbound session sees only dida_todo_setup, a subagent none of the tools.
@@ -145,6 +160,37 @@ export class LazyHost {
     } catch (error) {
       log(`could not hide the Dida tools from session ${agent.id}: ${error instanceof Error ? error.message : String(error)}`);
     }
+  }
+
+  /** A person's message: handed to the host, or kept for it while the session's host is put off (the queue phrase loads it). */
+  private onInbox(agent: HostAgent, message: UserMessageLike): void {
+    const kept = this.host || this.loading ? undefined : this.deferred.get(agent.id);
+    if (!kept) {
+      this.when((h) => h.onInbox(agent, message));
+      return;
+    }
+    if (message?.source?.kind !== 'user') return;
+    kept.push(message);
+    if (detectQueueGrant(textOf(message), this.row.queueTriggers)) void this.load().catch((error: unknown) => log(`loading failed: ${error instanceof Error ? error.message : String(error)}`));
+  }
+
+  /**
+   * Whether a bound session may go without the host until its first Dida need — a tool call, the queue phrase, a
+   * failed model request. Only in a one-shot run (it ends with its turn, so the list read a turn starts with serves
+   * nothing but the panel and the next tool, which reads it itself), and only while the state asks for nothing at
+   * the turn's start: no turn crash recovery could take over, no Work waiting for the person or holding their answer,
+   * no progress comment waiting to be posted, no create of unknown outcome. A state it cannot read loads the host.
+   */
+  private defers(): boolean {
+    if (!optionalServices.isOneShot(this.ctx)) return false;
+    const file = this.paths.stateFile;
+    const sessions = peekSection(file, 'sessions', '"turnOpenSince"');
+    if (!sessions.known || mayHoldInterruptedTurn(sessions.value, Date.now(), processAlive)) return false;
+    for (const [name, mark] of [['outbox', '"workKey"'], ['pendingCreates', '"marker"']] as const) {
+      const section = peekSection(file, name, mark);
+      if (!section.known || !isEmpty(section.value)) return false;
+    }
+    return !stateMentions(file, ['"waiting":{', '"pendingAnswer":{']);
   }
 
   /**
@@ -162,6 +208,7 @@ export class LazyHost {
   private forget(id: string): void {
     this.seen.delete(id);
     this.todos.delete(id);
+    this.deferred.delete(id);
     const lift = this.lifts.get(id);
     this.lifts.delete(id);
     try {
@@ -229,4 +276,25 @@ export class LazyHost {
     for (const id of [...this.lifts.keys()]) this.forget(id);
     if (this.host) await this.host.dispose();
   }
+}
+
+function isEmpty(value: unknown): boolean {
+  if (value === undefined || value === null) return true;
+  if (Array.isArray(value)) return value.length === 0;
+  return typeof value === 'object' && Object.keys(value).length === 0;
+}
+
+/** Whether the state's snapshot or change log holds any of `marks` (a file that cannot be read counts as holding them). */
+function stateMentions(file: string, marks: readonly string[]): boolean {
+  for (const name of [file, `${file}.log`]) {
+    let text: string;
+    try {
+      text = readFileSync(name, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
+      return true;
+    }
+    if (marks.some((mark) => text.includes(mark))) return true;
+  }
+  return false;
 }

@@ -129,7 +129,7 @@ describe('agent/status', () => {
     const agent = await t.create('s1');
     t.host.emit('agent/status', { agent, status: 'running' });
     await flush();
-    expect((t.state.value.sessions.s1 as Record<string, unknown>).turnOpenSince).toBe(t.clock.now());
+    expect((t.state.value.sessions.s1 as Record<string, unknown> | undefined)?.turnOpenSince).toBe(t.clock.now());
     const track = t.plugin.tracker.get('s1')!;
     track.queueGranted = true;
     track.grantPending = true;
@@ -139,7 +139,7 @@ describe('agent/status', () => {
     await flush();
     expect(t.engine.settle).toHaveBeenCalledWith('s1');
     expect(agent.runMaintenance).toHaveBeenCalledTimes(1);
-    expect((t.state.value.sessions.s1 as Record<string, unknown>).turnOpenSince).toBeUndefined();
+    expect((t.state.value.sessions.s1 as Record<string, unknown> | undefined)?.turnOpenSince).toBeUndefined();
 
     const loose = await t.create('s2', { cwd: '/elsewhere' });
     t.host.emit('agent/status', { agent: loose, status: 'running' });

@@ -79,6 +79,102 @@ describe('LazyHost', () => {
     }
   });
 
+  describe('in a one-shot run, a bound session goes without the host until its first Dida need', () => {
+    const oneShot = () => fakeHost({ headlessStartup: { task: 'say hi' } });
+    const bind = () => fs.writeFileSync(configPath, `bindings:\n  - cwd: ${dir}\n    projectId: p1\n`);
+    const personSays = (text: string) => ({ id: `m-${text}`, role: 'user', content: [{ type: 'text', text }], source: { kind: 'user' } });
+
+    it('shows the rules and every tool at once; a tool call loads the host, which hears the running turn and marks it open', async () => {
+      bind();
+      const host = oneShot();
+      const lazy = new LazyHost(host.ctx as never, row());
+      lazy.start();
+      try {
+        const agent = fakeAgent('session-7', { cwd: dir });
+        host.emit('agent/created', { agent });
+        agent.status = 'running';
+        host.emit('agent/status', { agent, status: 'running' });
+        host.emit('agent/inbox/inserted', { agent, message: personSays('hi') });
+        expect(lazy.loaded).toBe(false);
+        expect(agent.ctx.tools.restrict).not.toHaveBeenCalled();
+        const section = host.sections[0]!;
+        expect(typeof section.text === 'function' ? section.text({ agent }) : section.text).toContain('dida-todo');
+        expect(await host.waterfall('agent/pre-step', { agent, turn: 1, step: 1, messages: [] }, async () => ({ kind: 'enter', messages: [] }))).toEqual({ kind: 'enter', messages: [] });
+        expect(fs.existsSync(path.join(stateDir, 'state.json'))).toBe(false);
+
+        await host.tools.find((t) => t.name === 'todo').execute({ action: 'list' }, { agent });
+        expect(lazy.loaded).toBe(true);
+        // The turn that was already running is marked open for crash recovery, as if the host had been there from the start.
+        let marked: unknown;
+        for (let i = 0; i < 50 && marked === undefined; i++) {
+          await settle(20);
+          const text = ['state.json', 'state.json.log'].map((f) => (fs.existsSync(path.join(stateDir, f)) ? fs.readFileSync(path.join(stateDir, f), 'utf8') : '')).join('\n');
+          marked = /"session-7":\{[^}]*"turnOpenSince":\d+/.exec(text)?.[0];
+        }
+        expect(marked).toBeDefined();
+      } finally {
+        await host.dispose();
+      }
+    });
+
+    it('the queue phrase loads it (and the host hears the phrase)', async () => {
+      bind();
+      const host = oneShot();
+      const lazy = new LazyHost(host.ctx as never, row());
+      lazy.start();
+      try {
+        const agent = fakeAgent('session-8', { cwd: dir });
+        host.emit('agent/created', { agent });
+        host.emit('agent/inbox/inserted', { agent, message: { ...personSays('检查todo'), source: { kind: 'plugin' } } });
+        expect(lazy.loaded).toBe(false);
+        host.emit('agent/inbox/inserted', { agent, message: personSays(' 检查TODO ') });
+        expect(lazy.loaded).toBe(true);
+        const loaded = await lazy.load();
+        expect(loaded.tracker.get('session-8')?.queueGranted).toBe(true);
+      } finally {
+        await host.dispose();
+      }
+    });
+
+    it('a state that asks for attention at the turn’s start loads it at once', async () => {
+      const cases: Array<[string, string[]]> = [
+        ['a Work waiting for the person', [JSON.stringify({ c: 'works', k: 'w', v: { waiting: { reason: 'which?' } } })]],
+        ['an answer held for a Work', [JSON.stringify({ c: 'works', k: 'w', v: { pendingAnswer: { text: 'yes' } } })]],
+        ['a progress comment to post', [JSON.stringify({ s: 'outbox', v: [{ id: 'o', workKey: 'w' }] })]],
+        ['a create of unknown outcome', [JSON.stringify({ s: 'pendingCreates', v: { x: { marker: 5 } } })]],
+        ['a turn cut off a minute ago', [JSON.stringify({ s: 'sessions', v: { s: { turnOpenSince: Date.now() - 60_000, turnOpenPid: 2 ** 22 + 77 } } })]],
+      ];
+      bind();
+      for (const [what, lines] of cases) {
+        fs.mkdirSync(stateDir, { recursive: true });
+        fs.writeFileSync(path.join(stateDir, 'state.json'), JSON.stringify({ version: 2, logGen: 1, sessions: {}, outbox: [], pendingCreates: {} }));
+        fs.writeFileSync(path.join(stateDir, 'state.json.log'), ['{"gen":1}', ...lines].map((l) => `${l}\n`).join(''));
+        const host = oneShot();
+        const lazy = new LazyHost(host.ctx as never, row());
+        lazy.start();
+        host.emit('agent/created', { agent: fakeAgent(`session-${what}`, { cwd: dir }) });
+        expect(lazy.loaded, what).toBe(true);
+        await host.dispose();
+      }
+      // A log whose first line is not its generation: it cannot tell, so it loads.
+      fs.writeFileSync(path.join(stateDir, 'state.json.log'), 'not a header\n');
+      const unsure = oneShot();
+      const third = new LazyHost(unsure.ctx as never, row());
+      third.start();
+      unsure.emit('agent/created', { agent: fakeAgent('session-unsure', { cwd: dir }) });
+      expect(third.loaded).toBe(true);
+      await unsure.dispose();
+      // Emptied again (the answer taken, the comment posted): nothing asks, nothing loads.
+      fs.writeFileSync(path.join(stateDir, 'state.json.log'), `{"gen":1}\n${JSON.stringify({ s: 'outbox', v: [] })}\n${JSON.stringify({ c: 'works', k: 'w', v: { title: 'say \\"waiting\\":{' } })}\n`);
+      const host = oneShot();
+      const lazy = new LazyHost(host.ctx as never, row());
+      lazy.start();
+      host.emit('agent/created', { agent: fakeAgent('session-quiet', { cwd: dir }) });
+      expect(lazy.loaded).toBe(false);
+      await host.dispose();
+    });
+  });
+
   it('loads the host for a tool call or a failed model request', async () => {
     const call = fakeHost();
     const lazy = new LazyHost(call.ctx as never, row());

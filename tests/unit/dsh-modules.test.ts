@@ -263,14 +263,14 @@ describe('IdleSettle', () => {
     await flush();
     expect(t.agent.runMaintenance).toHaveBeenCalledTimes(1);
     expect(t.engine.settle).toHaveBeenCalledWith('s1');
-    expect(t.state.value.sessions.s1!.turnOpenSince).toBeUndefined();
+    expect(t.state.value.sessions.s1?.turnOpenSince).toBeUndefined();
   });
 
   it('uses the live binding: bound since the session started → settles; unbound → only closes the marker', async () => {
     const t = setup(bound('/elsewhere'));
     await t.settle.settle(t.track);
     expect(t.engine.settle).not.toHaveBeenCalled();
-    expect(t.state.value.sessions.s1!.turnOpenSince).toBeUndefined();
+    expect(t.state.value.sessions.s1?.turnOpenSince).toBeUndefined();
     t.config.value = bound(CWD);
     await t.settle.settle(t.track);
     expect(t.engine.settle).toHaveBeenCalledTimes(1);

@@ -383,11 +383,17 @@ describe('continuation through agent/request-error', () => {
 
 describe('polling from config.yaml', () => {
   it('turns the poller on with the interval config.yaml sets, even when the plugin row leaves it off', async () => {
-    fs.writeFileSync(configPath, 'poll:\n  enabled: true\n  intervalMinutes: 3\n');
+    fs.writeFileSync(configPath, `poll:\n  enabled: true\n  intervalMinutes: 3\nbindings:\n  - cwd: ${dir}\n    projectId: p1\n`);
     const setSpy = vi.spyOn(globalThis, 'setInterval');
     const host = fakeHost();
     try {
       mod.apply(host.ctx as never, rowConfig({ poll: false }));
+      await settleBackground();
+      // Nothing to poll until a bound session shows up (the poller only polls bound sessions): no timer, no engine.
+      expect(setSpy.mock.calls.map((c) => c[1])).not.toContain(180_000);
+      const agent = fakeAgent('session-p', { cwd: dir });
+      host.agents.set(agent.id, agent);
+      host.emit('agent/created', { agent });
       await settleBackground();
       expect(setSpy.mock.calls.map((c) => c[1])).toContain(180_000);
     } finally {
@@ -403,20 +409,20 @@ describe('dispose', () => {
     const baseline = process.getActiveResourcesInfo().filter((r) => r !== 'TTYWrap').sort();
     const setSpy = vi.spyOn(globalThis, 'setInterval');
     const clearSpy = vi.spyOn(globalThis, 'clearInterval');
+    fs.mkdirSync(path.dirname(configPath), { recursive: true });
+    fs.writeFileSync(configPath, `bindings:\n  - cwd: ${dir}\n    projectId: p1\n`);
     const host = fakeHost();
     mod.apply(host.ctx as never, rowConfig({ poll: true, pollIntervalMinutes: 1 }));
-    // The poll timer starts once config.yaml has been read.
+    const agent = fakeAgent('session-d', { cwd: dir });
+    host.agents.set(agent.id, agent);
+    host.emit('agent/created', { agent });
+    host.emit('agent/status', { agent, status: 'idle' });
+    // The poll timer starts once the bound session loaded the host and config.yaml has been read.
     await settleBackground();
     // Two timers: the poller's, and the check for progress comments that have waited their window.
     const handles = setSpy.mock.results.map((r) => r.value);
     expect(setSpy.mock.calls.map((c) => c[1]).sort()).toEqual([15_000, 60_000]);
     const pollHandles = [handles[setSpy.mock.calls.findIndex((c) => c[1] === 60_000)]];
-
-    const agent = fakeAgent('session-d', { cwd: dir });
-    host.agents.set(agent.id, agent);
-    host.emit('agent/created', { agent });
-    host.emit('agent/status', { agent, status: 'idle' });
-    await settleBackground();
 
     await host.dispose();
     for (const handle of handles) {
