@@ -58,6 +58,8 @@ export interface EngineStoreOptions {
   lockDir: string;
   lockOptions?: Omit<LockOptions, 'signal'>;
   onCorrupt?: (info: CorruptStateInfo) => void;
+  /** The change log is folded into a new snapshot at this size (default 512 KiB). */
+  compactAtBytes?: number;
 }
 
 /** The engine's state store (snapshot plus change log) at `stateFile`. */
@@ -74,6 +76,7 @@ export function engineStateStore(options: EngineStoreOptions): LoggedStateStore<
     empty: emptyEngineState,
     ...(options.onCorrupt ? { onCorrupt: options.onCorrupt } : {}),
     ...(options.lockOptions ? { lockOptions: options.lockOptions } : {}),
+    ...(options.compactAtBytes !== undefined ? { compactAtBytes: options.compactAtBytes } : {}),
   });
 }
 

@@ -5,8 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ENGINE_STATE_SECTIONS, ENGINE_STATE_VERSION, EngineStateSchema, WorkRecordSchema, emptyEngineState, type EngineState } from '../../src/core/work-state';
-import { LoggedStateStore } from '../../src/store/logged-state-store';
+import { WorkRecordSchema, type EngineState } from '../../src/core/work-state';
+import { engineStateStore } from '../../src/wiring/runtime';
 import { peekSection } from '../../src/store/state-peek';
 
 let dir: string;
@@ -16,17 +16,7 @@ beforeEach(() => {
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 function store(file: string, compactAtBytes: number) {
-  return new LoggedStateStore<EngineState>({
-    file,
-    lockDir: path.join(path.dirname(file), 'locks'),
-    schema: EngineStateSchema,
-    collections: { works: WorkRecordSchema },
-    sections: ENGINE_STATE_SECTIONS,
-    version: ENGINE_STATE_VERSION,
-    migrate: (data) => data,
-    empty: emptyEngineState,
-    compactAtBytes,
-  });
+  return engineStateStore({ stateFile: file, lockDir: path.join(path.dirname(file), 'locks'), compactAtBytes });
 }
 
 type Op = { kind: 'open' | 'close' | 'drop'; session: number; at: number } | { kind: 'work'; key: number; title: string } | { kind: 'cut'; bytes: number };
