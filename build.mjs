@@ -17,14 +17,11 @@ for (const entry of await readdir(outdir)) {
   if (entry.endsWith('.mjs') || entry === 'chunks') await rm(path.join(outdir, entry), { recursive: true, force: true });
 }
 
-await build({
+const common = {
   absWorkingDir: root,
-  entryPoints: { index: 'src/dsh/index.ts', cli: 'src/cli/main.ts' },
   outdir,
   outExtension: { '.js': '.mjs' },
-  chunkNames: 'chunks/[name]-[hash]',
   bundle: true,
-  splitting: true,
   format: 'esm',
   platform: 'node',
   target: 'node20',
@@ -35,7 +32,26 @@ await build({
   preserveSymlinks: true,
   banner: { js: `${HEADER}\n${REQUIRE_SHIM}` },
   logLevel: 'warning',
+};
+
+// What every dsh session loads: the first-load layer (src/dsh/lazy-host.ts) in one file, so a session pays for one
+// module, not one per module it shares with the host. The host itself is `host.mjs`, loaded when it is needed.
+await build({
+  ...common,
+  entryPoints: { index: 'src/dsh/index.ts' },
+  splitting: false,
+  plugins: [
+    {
+      name: 'host-at-run-time',
+      setup(b) {
+        b.onResolve({ filter: /^\.\/dsh-host$/ }, (args) => (args.importer.endsWith(`${path.sep}lazy-host.ts`) && args.kind === 'dynamic-import' ? { path: './host.mjs', external: true } : undefined));
+      },
+    },
+  ],
 });
+
+// The host and the CLI, sharing chunks (yaml, the CLI's commands and the host's later parts stay lazily loaded).
+await build({ ...common, entryPoints: { host: 'src/dsh/dsh-host.ts', cli: 'src/cli/main.ts' }, chunkNames: 'chunks/[name]-[hash]', splitting: true });
 
 // yaml is CommonJS and require()s Node built-ins, through esbuild's require shim: only files that name `require` keep
 // the line that makes one (each createRequire costs a fresh process time at load; most chunks never call it).

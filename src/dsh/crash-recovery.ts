@@ -9,7 +9,7 @@ import { findBinding, type DidaTodoConfig } from '../store/config-store';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
 import { optionalServices, personIsWaiting, pluginMessage, type HostAgent } from './ports';
-import type { MarkedSession, TurnMarker } from './turn-markers';
+import { THIS_PROCESS, type MarkedSession, type TurnMarker } from './turn-markers';
 
 /** How long a resume waits for dsh's agent factory and the resumed agent to become idle. */
 const RESUME_PATIENCE_MS = 30_000;
@@ -21,6 +21,8 @@ export interface RecoveryOptions {
   /** This process's id (default `process.pid`). */
   pid?: number;
   isAlive?: (pid: number) => boolean;
+  /** This process's mark on the turns it opens (default `THIS_PROCESS`, as `TurnMarkers` writes it). */
+  mark?: string;
   /** The config read last (for the bindings of sessions that are not live). */
   config: () => DidaTodoConfig | undefined;
 }
@@ -30,6 +32,7 @@ export class CrashRecovery {
   private readonly waits = new Map<string, AbortController>();
   private readonly pid: number;
   private readonly isAlive: (pid: number) => boolean;
+  private readonly mark: string;
 
   constructor(
     private readonly deps: AdapterDeps,
@@ -37,6 +40,7 @@ export class CrashRecovery {
   ) {
     this.pid = options.pid ?? process.pid;
     this.isAlive = options.isAlive ?? processAlive;
+    this.mark = options.mark ?? THIS_PROCESS;
   }
 
   /** A person wrote in the session: a recovery waiting for its backoff there gives way. */
@@ -76,7 +80,8 @@ export class CrashRecovery {
     return decideRecovery({
       openSince: record?.turnOpenSince,
       now: this.deps.clock.now(),
-      ownerAlive: pid !== undefined && pid !== this.pid && this.isAlive(pid),
+      // A turn this very process opened runs here (the start scan may meet a session that just started its turn).
+      ownerAlive: record?.turnOpenBy === this.mark || (pid !== undefined && pid !== this.pid && this.isAlive(pid)),
       attempts: record?.autoAttempts ?? 0,
       maxAutoContinue: this.deps.row.maxAutoContinue,
       backoffSeconds: this.deps.row.backoff,
@@ -103,6 +108,7 @@ export class CrashRecovery {
       if (!session || session.turnOpenSince === undefined || session.turnOpenSince !== openSince) return;
       delete session.turnOpenSince;
       delete session.turnOpenPid;
+      delete session.turnOpenBy;
       if (attempt !== undefined) {
         session.autoAttempts = attempt;
         session.lastAutoAt = now;
@@ -121,6 +127,8 @@ export class CrashRecovery {
     try {
       const state = await this.deps.state.read();
       const record = state.sessions[id] as MarkedSession | undefined;
+      // A turn this very process opened is running here: nothing was interrupted, nothing to say.
+      if (record?.turnOpenBy === this.mark) return;
       const decision = this.decide(state, id);
       if (decision.kind === 'skip') {
         if (decision.reason !== 'owner_alive' && decision.reason !== 'not_interrupted') await this.take(id, record?.turnOpenSince);

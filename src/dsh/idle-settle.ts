@@ -28,11 +28,14 @@ export class IdleSettle {
     inBackground(track, bounded(), this.deps.log, 'settling the session');
   }
 
-  /** Closes the turn marker, then (with the live binding) finalizes the session's settled Works. */
+  /**
+   * Closes the turn marker, then (with the live binding) finalizes the session's settled Works. A settle that reaches
+   * the marker after the next turn started leaves it alone: that marker is the new turn's.
+   */
   async settle(track: AgentTrack): Promise<void> {
     await track.ready;
     await this.binding.refresh();
-    await this.markers.markClosed(track.sessionId);
+    if (track.agent.status !== 'running') await this.markers.markClosed(track.sessionId);
     if (!track.binding || this.deps.lifetime.aborted) return;
     const engine = await this.deps.engine();
     for (const { outcome } of await engine.settle(track.sessionId)) {

@@ -1,5 +1,6 @@
 // Turn markers in the state file: while a bound session's turn runs, its record says since when, in which process
 // and in which directory — what crash recovery looks for after a crash.
+import { randomUUID } from 'node:crypto';
 import type { SessionRecord } from '../core/work-state';
 import type { AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
@@ -11,7 +12,15 @@ export interface TurnMarker {
   turnOpenPid?: number;
   /** The session's directory, to find its binding before the session is live again. */
   cwd?: string;
+  /**
+   * The process that opened the turn, by a mark of its own: a marker with this process's mark belongs to a turn that
+   * is running here, never to an interrupted one (a process id alone may be the crashed process's, reused).
+   */
+  turnOpenBy?: string;
 }
+
+/** This process's mark on the turns it opens. */
+export const THIS_PROCESS = randomUUID();
 
 export type MarkedSession = SessionRecord & TurnMarker;
 
@@ -19,6 +28,7 @@ export class TurnMarkers {
   constructor(
     private readonly deps: Pick<AdapterDeps, 'state' | 'clock'>,
     private readonly pid: number = process.pid,
+    private readonly mark: string = THIS_PROCESS,
   ) {}
 
   /** Records that the session's turn is open (first mark wins), in which process and directory. */
@@ -28,6 +38,7 @@ export class TurnMarkers {
       const session = (state.sessions[track.sessionId] ??= { touched: [], autoAttempts: 0, updatedAt: 0 }) as MarkedSession;
       session.turnOpenSince ??= now;
       session.turnOpenPid = this.pid;
+      session.turnOpenBy = this.mark;
       session.cwd = track.cwd;
       session.updatedAt = now;
     });
@@ -45,6 +56,7 @@ export class TurnMarkers {
       if (!session) return;
       delete session.turnOpenSince;
       delete session.turnOpenPid;
+      delete session.turnOpenBy;
       session.updatedAt = this.deps.clock.now();
       if (holdsNothing(session)) delete state.sessions[sessionId];
     });

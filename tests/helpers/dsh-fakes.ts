@@ -94,11 +94,16 @@ export async function flush(rounds = 5): Promise<void> {
   for (let i = 0; i < rounds; i++) await new Promise((resolve) => setImmediate(resolve));
 }
 
-/** Polls `probe` (flushing in between) until it holds; throws after `rounds`. */
-export async function eventually(probe: () => boolean, rounds = 200): Promise<void> {
-  for (let i = 0; i < rounds; i++) {
+/**
+ * Polls `probe` (flushing in between) until it holds; throws after `rounds` flushes and at least `ms` of real time (a
+ * module the code under test imports lazily may take that long to load the first time a test file runs).
+ */
+export async function eventually(probe: () => boolean, rounds = 200, ms = 5_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (let i = 0; i < rounds || Date.now() < deadline; i++) {
     if (probe()) return;
     await flush(1);
+    if (i >= rounds) await new Promise((resolve) => setTimeout(resolve, 5));
   }
   throw new Error('condition never held');
 }

@@ -80,6 +80,28 @@ describe('turn markers', () => {
 });
 
 describe('resume at dsh start', () => {
+  it('leaves alone a turn this very process opened (a session that started while the scan ran), even with no work yet', async () => {
+    const t = setup({ state: emptyEngineState() });
+    // The new session's turn is marked open by this process just before the start scan reads the state.
+    await new TurnMarkers(t.deps, 1, 'this-process').markOpen(t.deps.tracker.add(fakeAgent('session-new', { cwd: CWD })));
+    const recovery = new CrashRecovery(t.deps, { pid: 1, isAlive: () => false, mark: 'this-process', config: () => t.config.value });
+    await recovery.scanAtStart();
+    expect(marker(t, 'session-new')).toEqual(expect.any(Number));
+    expect(t.resume).not.toHaveBeenCalled();
+    expect(t.logs.join('\n')).not.toContain('session-new');
+  });
+
+  it('a marker left with this process id by another process (the id reused after a crash) is still recovered', async () => {
+    const t = setup({ state: crashed({ turnOpenPid: 1, turnOpenBy: 'the-crashed-process' }) });
+    const recovery = new CrashRecovery(t.deps, { pid: 1, isAlive: () => true, mark: 'this-process', config: () => t.config.value });
+    const scan = recovery.scanAtStart();
+    await flush();
+    expect(marker(t)).toBeUndefined();
+    await t.clock.advance(5_000);
+    await scan;
+    expect(t.resume).toHaveBeenCalledTimes(1);
+  });
+
   it('waits the backoff, resumes the session through the agents service with the default model, and sends the note once', async () => {
     const t = setup();
     const scan = t.recovery.scanAtStart();

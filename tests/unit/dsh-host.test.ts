@@ -8,7 +8,7 @@ import { DshHost } from '../../src/dsh/dsh-host';
 import { RowConfig } from '../../src/dsh/row-config';
 import type { DidaTodoConfig } from '../../src/store/config-store';
 import type { Runtime } from '../../src/wiring/runtime';
-import { bound, FakeClock, fakeAgent, fakeEngine, flush, memoryConfig, memoryState, personSays, queueOf, work, type FakeAgent } from '../helpers/dsh-fakes';
+import { bound, eventually, FakeClock, fakeAgent, fakeEngine, flush, memoryConfig, memoryState, personSays, queueOf, work, type FakeAgent } from '../helpers/dsh-fakes';
 import { fakeHost } from '../helpers/dsh-host-fake';
 
 const CWD = '/work/project';
@@ -81,9 +81,10 @@ describe('DshHost.start', () => {
     state.works.w1 = work('w1', ['in_progress']);
     state.sessions.old = { touched: ['w1'], currentWork: 'w1', autoAttempts: 0, updatedAt: 0, turnOpenSince: 1_000_000 - 1_000, turnOpenPid: 99, cwd: CWD } as never;
     const t = setup({ state });
-    await flush();
+    // The scan waits its backoff on the fake clock (once its modules have loaded).
+    await eventually(() => t.clock.pending() > 0);
     await t.clock.advance(1_000);
-    await flush();
+    await eventually(() => t.resume.mock.calls.length > 0);
     expect(t.resume).toHaveBeenCalledTimes(1);
     expect((t.host.agents.get('old') as unknown as FakeAgent).followup).toHaveBeenCalledTimes(1);
   });
@@ -117,7 +118,7 @@ describe('agent/created and agent/disposed', () => {
     const t = setup();
     const agent = fakeAgent('late', { cwd: CWD });
     t.host.emit('agent/status', { agent, status: 'running' });
-    await flush();
+    await eventually(() => (t.state.value.sessions.late as Record<string, unknown> | undefined)?.turnOpenSince !== undefined);
     expect(t.plugin.tracker.get('late')).toBeDefined();
     expect((t.state.value.sessions.late as Record<string, unknown>).turnOpenSince).toBeDefined();
   });
@@ -128,7 +129,7 @@ describe('agent/status', () => {
     const t = setup();
     const agent = await t.create('s1');
     t.host.emit('agent/status', { agent, status: 'running' });
-    await flush();
+    await eventually(() => (t.state.value.sessions.s1 as Record<string, unknown> | undefined)?.turnOpenSince !== undefined);
     expect((t.state.value.sessions.s1 as Record<string, unknown> | undefined)?.turnOpenSince).toBe(t.clock.now());
     const track = t.plugin.tracker.get('s1')!;
     track.queueGranted = true;
@@ -136,7 +137,7 @@ describe('agent/status', () => {
     t.host.emit('agent/status', { agent, status: 'idle' });
     expect(track.queueGranted).toBe(false);
     expect(track.grantPending).toBe(false);
-    await flush();
+    await eventually(() => t.engine.settle.mock.calls.length > 0);
     expect(t.engine.settle).toHaveBeenCalledWith('s1');
     expect(agent.runMaintenance).toHaveBeenCalledTimes(1);
     expect((t.state.value.sessions.s1 as Record<string, unknown> | undefined)?.turnOpenSince).toBeUndefined();

@@ -266,6 +266,17 @@ describe('IdleSettle', () => {
     expect(t.state.value.sessions.s1?.turnOpenSince).toBeUndefined();
   });
 
+  it('a settle that gets to the marker after the next turn started leaves that turn’s marker alone', async () => {
+    const t = setup();
+    // The session went idle, and a person's message started the next turn before the settle ran.
+    t.agent.status = 'running';
+    await t.settle.settle(t.track);
+    expect(t.state.value.sessions.s1?.turnOpenSince).toBe(5);
+    t.agent.status = 'idle';
+    await t.settle.settle(t.track);
+    expect(t.state.value.sessions.s1?.turnOpenSince).toBeUndefined();
+  });
+
   it('uses the live binding: bound since the session started → settles; unbound → only closes the marker', async () => {
     const t = setup(bound('/elsewhere'));
     await t.settle.settle(t.track);
