@@ -20,8 +20,24 @@ export interface OwnCreate {
  * the clock with a random tail, so a lost answer can be resolved by finding it. It also puts the bundle's tasks on top.
  */
 export function newMarker(now: number): number {
-  return -(Math.floor(now) * 1024 + randomInt(1024));
+  const ms = Math.floor(now);
+  let used = tailsUsed.get(ms);
+  if (!used) {
+    used = new Set();
+    tailsUsed.set(ms, used);
+    // A few recent milliseconds are enough: markers of one millisecond only meet markers of the same one.
+    if (tailsUsed.size > 64) tailsUsed.delete(tailsUsed.keys().next().value as number);
+  }
+  // Never the same tail twice in one millisecond in this process (two creates of one settle, a fixed test clock);
+  // another process's tail collides with a chance of 1 in 1,024 within the same millisecond only.
+  let tail = randomInt(1024);
+  for (let i = 0; used.has(tail) && i < 1024; i++) tail = (tail + 1) % 1024;
+  used.add(tail);
+  return -(ms * 1024 + tail);
 }
+
+/** The tails this process handed out, by millisecond (see newMarker). */
+const tailsUsed = new Map<number, Set<number>>();
 
 /** Whether `task` is the one a pending create made (marker and title both match). */
 export function madeBy(task: Pick<Task, 'sortOrder' | 'title' | 'projectId'>, pending: PendingCreate): boolean {

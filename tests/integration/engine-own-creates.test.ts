@@ -17,6 +17,12 @@ describe('markers and pending records', () => {
     expect(newMarker(2_000)).toBeLessThan(newMarker(1_999));
   });
 
+  it('one process never hands out the same marker twice within a millisecond (else a lost create could take another’s task)', () => {
+    const markers = Array.from({ length: 1_000 }, () => newMarker(7_000));
+    expect(new Set(markers).size).toBe(1_000);
+    for (const m of markers) expect(Math.floor(-m / 1024)).toBe(7_000);
+  });
+
   it('a task is the pending create’s only when marker, title and list all match', () => {
     const p = pending();
     expect(madeBy({ sortOrder: -5, title: '🧑‍🔬 待验收', projectId: 'p' }, p)).toBe(true);
