@@ -8,7 +8,7 @@ import { processAlive } from '../common/process-alive';
 import { detectQueueGrant } from '../core/queue-trigger';
 import { mayHoldInterruptedTurn } from '../core/recovery-window';
 import { resolvePaths } from '../store/paths';
-import { peekSection } from '../store/state-peek';
+import { peekState, type StatePeek } from '../store/state-peek';
 import { isSubagent } from './agent-tracker';
 import { PROMPT_SECTION_NAME, PROMPT_SECTION_ORDER } from './prompt';
 import { SYSTEM_PROMPT_SECTION } from './prompt-text';
@@ -183,14 +183,13 @@ export class LazyHost {
    */
   private defers(): boolean {
     if (!optionalServices.isOneShot(this.ctx)) return false;
-    const file = this.paths.stateFile;
-    const sessions = peekSection(file, 'sessions', '"turnOpenSince"');
-    if (!sessions.known || mayHoldInterruptedTurn(sessions.value, Date.now(), processAlive)) return false;
+    const state = peekState(this.paths.stateFile);
+    if (interruptedTurnMayWait(state)) return false;
     for (const [name, mark] of [['outbox', '"workKey"'], ['pendingCreates', '"marker"']] as const) {
-      const section = peekSection(file, name, mark);
+      const section = state.section(name, mark);
       if (!section.known || !isEmpty(section.value)) return false;
     }
-    return !stateMentions(file, ['"waiting":{', '"pendingAnswer":{']);
+    return !state.mentions(['"waiting":{', '"pendingAnswer":{']);
   }
 
   /**
@@ -266,9 +265,7 @@ export class LazyHost {
    * loads the host (the host then reads it properly).
    */
   private neededAtStart(): boolean {
-    if (this.row.maxAutoContinue <= 0) return false;
-    const sessions = peekSection(this.paths.stateFile, 'sessions', '"turnOpenSince"');
-    return !sessions.known || mayHoldInterruptedTurn(sessions.value, Date.now(), processAlive);
+    return this.row.maxAutoContinue > 0 && interruptedTurnMayWait(peekState(this.paths.stateFile));
   }
 
   private async dispose(): Promise<void> {
@@ -284,17 +281,8 @@ function isEmpty(value: unknown): boolean {
   return typeof value === 'object' && Object.keys(value).length === 0;
 }
 
-/** Whether the state's snapshot or change log holds any of `marks` (a file that cannot be read counts as holding them). */
-function stateMentions(file: string, marks: readonly string[]): boolean {
-  for (const name of [file, `${file}.log`]) {
-    let text: string;
-    try {
-      text = readFileSync(name, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
-      return true;
-    }
-    if (marks.some((mark) => text.includes(mark))) return true;
-  }
-  return false;
+/** Whether the state may hold a turn crash recovery could still resume (one it cannot read may). */
+function interruptedTurnMayWait(state: StatePeek): boolean {
+  const sessions = state.section('sessions', '"turnOpenSince"');
+  return !sessions.known || mayHoldInterruptedTurn(sessions.value, Date.now(), processAlive);
 }

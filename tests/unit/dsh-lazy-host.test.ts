@@ -18,6 +18,13 @@ function row(extra: Record<string, unknown> = {}) {
   return parsed.data;
 }
 
+/** A first-load layer over a fake dsh, started. */
+function started(host: ReturnType<typeof fakeHost>, extra: Record<string, unknown> = {}): LazyHost {
+  const lazy = new LazyHost(host.ctx as never, row(extra));
+  lazy.start();
+  return lazy;
+}
+
 async function settle(ms = 100): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, ms));
 }
@@ -35,8 +42,7 @@ describe('LazyHost', () => {
   it('in an unbound directory registers everything, loads nothing, and hides the Dida tools', async () => {
     fs.writeFileSync(configPath, `bindings:\n  - cwd: ${path.join(dir, 'elsewhere')}\n    projectId: p1\n`);
     const host = fakeHost();
-    const lazy = new LazyHost(host.ctx as never, row());
-    lazy.start();
+    const lazy = started(host);
     try {
       expect(host.tools.map((t) => t.name).sort()).toEqual(['dida_todo_setup', 'todo', 'todo_work']);
       expect(host.sections).toHaveLength(1);
@@ -61,8 +67,7 @@ describe('LazyHost', () => {
   it('loads the host for a session whose directory (or a parent of it) config.yaml names, and hands it the hooks', async () => {
     fs.writeFileSync(configPath, `bindings:\n  - cwd: ${dir}\n    projectId: p1\n`);
     const host = fakeHost();
-    const lazy = new LazyHost(host.ctx as never, row());
-    lazy.start();
+    const lazy = started(host);
     try {
       const agent = fakeAgent('session-2', { cwd: path.join(dir, 'sub', 'dir') });
       host.emit('agent/created', { agent });
@@ -87,8 +92,7 @@ describe('LazyHost', () => {
     it('shows the rules and every tool at once; a tool call loads the host, which hears the running turn and marks it open', async () => {
       bind();
       const host = oneShot();
-      const lazy = new LazyHost(host.ctx as never, row());
-      lazy.start();
+      const lazy = started(host);
       try {
         const agent = fakeAgent('session-7', { cwd: dir });
         host.emit('agent/created', { agent });
@@ -120,8 +124,7 @@ describe('LazyHost', () => {
     it('the queue phrase loads it (and the host hears the phrase)', async () => {
       bind();
       const host = oneShot();
-      const lazy = new LazyHost(host.ctx as never, row());
-      lazy.start();
+      const lazy = started(host);
       try {
         const agent = fakeAgent('session-8', { cwd: dir });
         host.emit('agent/created', { agent });
@@ -150,8 +153,7 @@ describe('LazyHost', () => {
         fs.writeFileSync(path.join(stateDir, 'state.json'), JSON.stringify({ version: 2, logGen: 1, sessions: {}, outbox: [], pendingCreates: {} }));
         fs.writeFileSync(path.join(stateDir, 'state.json.log'), ['{"gen":1}', ...lines].map((l) => `${l}\n`).join(''));
         const host = oneShot();
-        const lazy = new LazyHost(host.ctx as never, row());
-        lazy.start();
+        const lazy = started(host);
         host.emit('agent/created', { agent: fakeAgent(`session-${what}`, { cwd: dir }) });
         expect(lazy.loaded, what).toBe(true);
         await host.dispose();
@@ -159,16 +161,14 @@ describe('LazyHost', () => {
       // A log whose first line is not its generation: it cannot tell, so it loads.
       fs.writeFileSync(path.join(stateDir, 'state.json.log'), 'not a header\n');
       const unsure = oneShot();
-      const third = new LazyHost(unsure.ctx as never, row());
-      third.start();
+      const third = started(unsure);
       unsure.emit('agent/created', { agent: fakeAgent('session-unsure', { cwd: dir }) });
       expect(third.loaded).toBe(true);
       await unsure.dispose();
       // Emptied again (the answer taken, the comment posted): nothing asks, nothing loads.
       fs.writeFileSync(path.join(stateDir, 'state.json.log'), `{"gen":1}\n${JSON.stringify({ s: 'outbox', v: [] })}\n${JSON.stringify({ c: 'works', k: 'w', v: { title: 'say \\"waiting\\":{' } })}\n`);
       const host = oneShot();
-      const lazy = new LazyHost(host.ctx as never, row());
-      lazy.start();
+      const lazy = started(host);
       host.emit('agent/created', { agent: fakeAgent('session-quiet', { cwd: dir }) });
       expect(lazy.loaded).toBe(false);
       await host.dispose();
@@ -177,8 +177,7 @@ describe('LazyHost', () => {
 
   it('loads the host for a tool call or a failed model request', async () => {
     const call = fakeHost();
-    const lazy = new LazyHost(call.ctx as never, row());
-    lazy.start();
+    const lazy = started(call);
     const agent = fakeAgent('session-3', { cwd: dir });
     call.emit('agent/created', { agent });
     const result = await call.tools.find((t) => t.name === 'todo').execute({ action: 'list' }, { agent });
@@ -187,8 +186,7 @@ describe('LazyHost', () => {
     await call.dispose();
 
     const failed = fakeHost();
-    const second = new LazyHost(failed.ctx as never, row({ maxAutoContinue: 0 }));
-    second.start();
+    const second = started(failed, { maxAutoContinue: 0 });
     const other = fakeAgent('session-4', { cwd: dir });
     failed.emit('agent/created', { agent: other });
     expect(second.loaded).toBe(false);
@@ -209,8 +207,7 @@ describe('LazyHost', () => {
     };
     const loadsAtStart = async (extra: Record<string, unknown> = {}) => {
       const h = fakeHost();
-      const lazy = new LazyHost(h.ctx as never, row(extra));
-      lazy.start();
+      const lazy = started(h, extra);
       const loaded = lazy.loaded;
       await h.dispose();
       return loaded;
