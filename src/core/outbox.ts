@@ -27,8 +27,24 @@ export function dropComments(state: EngineState, ids: ReadonlySet<string>): void
   state.outbox = state.outbox.filter((e) => !ids.has(e.id));
 }
 
-/** A comment that failed this many times (refused, or the task is gone) is dropped and logged. */
+/** A comment Dida refused this many times (a 4xx that will never succeed, or the task is gone) is dropped and logged. */
 export const MAX_POST_ATTEMPTS = 5;
+
+/** After a transient failure (429, 5xx, timeout, network) a comment waits this long, doubling per failure, up to the cap. */
+export const RETRY_BASE_MS = 15_000;
+export const RETRY_MAX_MS = 10 * 60_000;
+/** A comment that waited this long is reported (`dida-todo status`). */
+export const LONG_WAIT_MS = 10 * 60_000;
+
+/** The wait before the next post of a comment that failed transiently `failures` times. */
+export function retryDelayMs(failures: number): number {
+  return Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** Math.max(0, failures - 1));
+}
+
+/** The comments that have waited longer than LONG_WAIT_MS at `now` (oldest first). */
+export function longWaiting(state: Pick<EngineState, 'outbox'>, now: number): OutboxEntry[] {
+  return state.outbox.filter((e) => now - e.createdAt >= LONG_WAIT_MS).sort((a, b) => a.createdAt - b.createdAt);
+}
 
 /**
  * The comments a batch of entries goes out as: a step's start followed by its finish is only the finish, and the rest
@@ -54,7 +70,10 @@ export function coalesce(entries: readonly OutboxEntry[]): Array<{ text: string;
 }
 
 export interface FlushOptions {
-  /** Post only when the oldest waiting comment of the Work has waited the progress window. */
+  /**
+   * Post only when the oldest waiting comment of the Work has waited the progress window, and none of them waits out
+   * the delay after a transient failure (the background timer; explicit flushes at settle, waiting and finalize try at once).
+   */
   onlyDue?: boolean;
 }
 
@@ -62,13 +81,17 @@ export interface FlushOptions {
  * Posts the outbox comments of one Work, coalesced (see coalesce). The caller holds the Work's lock. Each post is
  * recorded as in flight (with its text) before it is sent; after a crash or a lost answer the task's comments are
  * checked for that text before posting again, so each comment appears once. Any failure keeps the comments for the next
- * flush and stops this one; a comment refused MAX_POST_ATTEMPTS times is dropped. Returns how many entries still wait.
+ * flush and stops this one. Only a refusal (a 4xx that will never succeed) counts towards dropping: a comment refused
+ * MAX_POST_ATTEMPTS times is dropped (a deleted task refuses). A transient failure (429, 5xx, timeout, network) keeps it
+ * with a growing delay (see retryDelayMs) for as long as its Work is in the state (pruneState drops what is left of a
+ * Work it forgets). Returns how many entries still wait.
  */
 export async function flushWorkOutbox(deps: EngineDeps, workKey: string, options: FlushOptions = {}): Promise<number> {
   const waiting = (await deps.state.read()).outbox.filter((e) => e.workKey === workKey);
   if (waiting.length === 0) return 0;
   const windowMs = deps.progressWindowMs ?? DEFAULT_PROGRESS_WINDOW_MS;
   if (options.onlyDue && Math.min(...waiting.map((e) => e.createdAt)) > deps.now() - windowMs) return waiting.length;
+  if (options.onlyDue && waiting.some((e) => e.retryAt !== undefined && e.retryAt > deps.now())) return waiting.length;
   const done = new Set<string>();
   // Posts whose answer was lost: found by their text, or posted again as they were.
   const resent = new Map<string, string[]>();
@@ -108,14 +131,20 @@ export async function flushWorkOutbox(deps: EngineDeps, workKey: string, options
     state.outbox = state.outbox.flatMap((e) => {
       if (done.has(e.id)) return [];
       if (!attempted.has(e.id)) return [e];
-      // A refused post was not made: it is not looked for before the next try.
-      const next = failed?.refused ? { ...e, attempts: e.attempts + 1, uncertain: false, sentAs: undefined } : { ...e, attempts: e.attempts + 1 };
-      if (next.sentAs === undefined) delete next.sentAs;
-      if (next.attempts >= MAX_POST_ATTEMPTS) {
-        deps.log?.(`a progress comment was dropped after ${next.attempts} failed posts`);
-        return [];
+      // A refused post was not made: it is not looked for before the next try, and it counts towards dropping.
+      if (failed?.refused) {
+        const next: OutboxEntry = { ...e, attempts: e.attempts + 1, uncertain: false };
+        delete next.sentAs;
+        delete next.retryAt;
+        if (next.attempts >= MAX_POST_ATTEMPTS) {
+          deps.log?.(`a progress comment was dropped after Dida refused it ${next.attempts} times`);
+          return [];
+        }
+        return [next];
       }
-      return [next];
+      // A transient failure: kept, and tried again after a delay that grows with each failure.
+      const failures = (e.failures ?? 0) + 1;
+      return [{ ...e, failures, retryAt: deps.now() + retryDelayMs(failures) }];
     });
   });
   if (failure) deps.log?.(`progress comments will be posted later: ${failure instanceof Error ? failure.message : String(failure)}`);

@@ -313,13 +313,15 @@ export const PRUNE_AFTER_MS = 30 * 24 * 60 * 60_000;
 
 /**
  * Keeps the state file from growing without end: drops Works closed more than PRUNE_AFTER_MS ago (and the
- * bundle-task ids only they referenced) and session records idle as long. Open, finalizing and reviewing Works stay.
+ * bundle-task ids and progress comments only they referenced) and session records idle as long. Open, finalizing and reviewing Works stay.
  */
 export function pruneState(state: EngineState, now: number): void {
   const cutoff = now - PRUNE_AFTER_MS;
   for (const [key, work] of Object.entries(state.works)) {
     if (work.phase !== 'closed' || work.updatedAt >= cutoff) continue;
     delete state.works[key];
+    // Its progress comments can wait no longer than the Work is known.
+    state.outbox = state.outbox.filter((e) => e.workKey !== key);
     for (const id of [work.acceptance?.taskId, work.finalize?.acceptanceTaskId, work.waiting?.reminderTaskId]) if (id) delete state.ownTasks[id];
   }
   for (const [id, pending] of Object.entries(state.pendingCreates)) {

@@ -214,7 +214,11 @@ function combine(a: ReconcileResult, b: ReconcileResult): ReconcileResult {
   };
 }
 
-/** Whether an error means Dida refused the write (nothing changed there): any 4xx answer. */
+/** 4xx answers that say "not now" rather than "never": a timeout, too early, too many requests. */
+const TRANSIENT_4XX: ReadonlySet<number> = new Set([408, 425, 429]);
+
+/** Whether an error means Dida refused the write for good (nothing changed there): a 4xx answer other than 408, 425 and 429. */
 export function isRefusal(error: unknown): boolean {
-  return isDidaError(error) && error.status !== undefined && error.status >= 400 && error.status < 500;
+  return isDidaError(error) && error.status !== undefined && error.status >= 400 && error.status < 500 && !TRANSIENT_4XX.has(error.status);
 }
+

@@ -185,7 +185,12 @@ export const OutboxEntrySchema = z.object({
   createdAt: z.number(),
   /** A post whose answer was lost: check the task's comments before posting again. */
   uncertain: z._default(z.boolean(), false),
+  /** Posts Dida refused (a 4xx that will never succeed): the comment is dropped after MAX_POST_ATTEMPTS. */
   attempts: z._default(z.number(), 0),
+  /** Transient failures (429, 5xx, timeout, network): they never drop the comment, they delay its next post. */
+  failures: z.optional(z.number()),
+  /** Not posted by the background flush before this time (ms), after a transient failure. */
+  retryAt: z.optional(z.number()),
   /** Progress of one step (coalesced: a start followed by the finish is only the finish); `note` is any other comment. */
   kind: z._default(z.enum(['started', 'completed', 'skipped', 'note']), 'note'),
   stepId: z.optional(z.string()),

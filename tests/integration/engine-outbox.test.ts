@@ -1,7 +1,8 @@
 // The progress-comment outbox on its own, over the real HTTP gateway and the simulator: how entries are coalesced,
 // when a flush posts, and that each comment appears in Dida exactly once through lost answers, refusals and retries.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { coalesce, DEFAULT_PROGRESS_WINDOW_MS, dropComments, flushWorkOutbox, MAX_POST_ATTEMPTS, queueComment } from '../../src/core/outbox';
+import { coalesce, DEFAULT_PROGRESS_WINDOW_MS, dropComments, flushWorkOutbox, LONG_WAIT_MS, longWaiting, MAX_POST_ATTEMPTS, queueComment, retryDelayMs, RETRY_MAX_MS } from '../../src/core/outbox';
+import { pruneState, PRUNE_AFTER_MS } from '../../src/core/sync';
 import { MAX_COMMENT_LENGTH } from '../../src/core/text-guard';
 import { emptyEngineState, type OutboxEntry } from '../../src/core/work-state';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
@@ -135,7 +136,7 @@ describe('flushing', () => {
     expect(await flushWorkOutbox(h.deps, taskId)).toBe(1);
     expect(comments()).toEqual(['已完成：迁移']);
     const [inFlight] = await waiting();
-    expect(inFlight).toMatchObject({ sentAs: '已完成：迁移', uncertain: true, attempts: 1 });
+    expect(inFlight).toMatchObject({ sentAs: '已完成：迁移', uncertain: true, attempts: 0, failures: 1 });
     expect(logs.some((l) => l.startsWith('progress comments will be posted later'))).toBe(true);
     expect(await flushWorkOutbox(h.deps, taskId)).toBe(0);
     expect(comments()).toEqual(['已完成：迁移']);
@@ -177,8 +178,64 @@ describe('flushing', () => {
       expect(kept!.sentAs).toBeUndefined();
     }
     expect(await flushWorkOutbox(h.deps, taskId)).toBe(0);
-    expect(logs).toContain(`a progress comment was dropped after ${MAX_POST_ATTEMPTS} failed posts`);
+    expect(logs).toContain(`a progress comment was dropped after Dida refused it ${MAX_POST_ATTEMPTS} times`);
     expect(comments()).toEqual([]);
+  });
+
+  for (const fault of [
+    { name: '429 with Retry-After', status: 429, retryAfter: 1 },
+    { name: '429 without Retry-After', status: 429 },
+    { name: '503', status: 503 },
+    { name: '500', status: 500 },
+  ] as const) {
+    it(`transient failures (${fault.name}) never drop a comment: it waits a growing delay and is posted once they stop`, async () => {
+      await queue('已完成：迁移', { kind: 'completed', stepId: 's1', createdAt: h.clock.now - DEFAULT_PROGRESS_WINDOW_MS });
+      const failures = MAX_POST_ATTEMPTS * 3;
+      h.sim.injectFault({ route: 'POST /project/{pid}/task/{tid}/comment', kind: 'status', status: fault.status, ...('retryAfter' in fault ? { retryAfter: fault.retryAfter } : {}), times: failures });
+      let posts = 0;
+      const delays: number[] = [];
+      for (let i = 1; i <= failures; i++) {
+        h.sim.resetCounters();
+        // The background flush does not try again before the delay is over…
+        expect(await flushWorkOutbox(h.deps, taskId, { onlyDue: true })).toBe(1);
+        posts += (h.sim.counters()['POST /project/{pid}/task/{tid}/comment'] ?? 0);
+        const [kept] = await waiting();
+        expect(kept).toMatchObject({ failures: i, attempts: 0 });
+        delays.push(kept!.retryAt! - h.clock.now);
+        h.clock.now = kept!.retryAt! - 1;
+        h.sim.resetCounters();
+        expect(await flushWorkOutbox(h.deps, taskId, { onlyDue: true })).toBe(1);
+        expect((h.sim.counters()['POST /project/{pid}/task/{tid}/comment'] ?? 0)).toBe(0);
+        h.clock.now += 1;
+      }
+      // Every failure was a real post that Dida turned away (the attack reached the server each time).
+      expect(posts).toBe(failures);
+      expect(delays.slice(0, 4)).toEqual([retryDelayMs(1), retryDelayMs(2), retryDelayMs(3), retryDelayMs(4)]);
+      expect(delays[1]! > delays[0]!).toBe(true);
+      expect(Math.max(...delays)).toBe(RETRY_MAX_MS);
+      expect(await flushWorkOutbox(h.deps, taskId, { onlyDue: true })).toBe(0);
+      expect(comments()).toEqual(['已完成：迁移']);
+      expect(logs.some((l) => l.includes('dropped'))).toBe(false);
+    });
+  }
+
+  it('an explicit flush (settle, waiting, finalize) tries at once even while the delay runs', async () => {
+    await queue('已完成：测试');
+    h.sim.injectFault({ route: 'POST /project/{pid}/task/{tid}/comment', kind: 'status', status: 503 });
+    expect(await flushWorkOutbox(h.deps, taskId)).toBe(1);
+    expect((await waiting())[0]!.retryAt! > h.clock.now).toBe(true);
+    expect(await flushWorkOutbox(h.deps, taskId)).toBe(0);
+    expect(comments()).toEqual(['已完成：测试']);
+  });
+
+  it('a comment that waited long is reported; pruning a closed Work drops what is left of its comments, and only its', async () => {
+    await queue('旧的', { createdAt: h.clock.now - LONG_WAIT_MS });
+    await queue('新的', { createdAt: h.clock.now - 1000, task: otherTaskId });
+    expect(longWaiting(await h.state(), h.clock.now).map((e) => e.text)).toEqual(['旧的']);
+    const state = await h.state();
+    state.works[taskId] = { taskId, projectId, occurrence: '', title: '任务', origin: 'human', mode: 'checklist', priority: 3, phase: 'closed', steps: [], nextStepNumber: 1, keepOpen: false, humanFingerprint: '', body: '', createdAt: 0, updatedAt: 0, rev: 0 };
+    pruneState(state, PRUNE_AFTER_MS + 1);
+    expect(state.outbox.map((e) => e.text)).toEqual(['新的']);
   });
 
   it('a failure stops the flush: comments before it are done, the failed one counts an attempt, later ones are untouched', async () => {
@@ -190,7 +247,7 @@ describe('flushing', () => {
     expect(await flushWorkOutbox(h.deps, taskId)).toBe(2);
     expect(comments()).toEqual([big('a')]);
     const [b, c] = await waiting();
-    expect(b).toMatchObject({ text: big('b'), attempts: 1, uncertain: true, sentAs: big('b') });
+    expect(b).toMatchObject({ text: big('b'), attempts: 0, failures: 1, uncertain: true, sentAs: big('b') });
     expect(c).toMatchObject({ text: big('c'), attempts: 0, uncertain: true, sentAs: big('c') });
     expect(await flushWorkOutbox(h.deps, taskId)).toBe(0);
     expect(comments()).toEqual([big('a'), big('b'), big('c')]);
