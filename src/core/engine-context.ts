@@ -43,6 +43,11 @@ export interface EngineDeps {
   log?: (line: string) => void;
   /** Step id generator (tests pass a counter). */
   newStepId?: () => string;
+  /**
+   * The owner's whole comments that pause a running Work (config.yaml's, else the plugin row's; default
+   * DEFAULT_STOP_PHRASES); an empty list turns stop comments off everywhere.
+   */
+  stopPhrases?: () => Promise<readonly string[]>;
   /** Reads what the agent committed in the session's repository (git); without it steps carry no evidence. */
   evidence?: RepoEvidencePort;
 }

@@ -3,7 +3,7 @@
 import type { Comment } from '../dida/types';
 import { parseClaim } from './claims';
 import type { EngineDeps } from './engine-context';
-import { commentTime, DEFAULT_STOP_PHRASES, isStopPhrase } from './phone-signals';
+import { commentTime, isStopPhrase, stopPhrasesOf } from './phone-signals';
 import { progressEntries, type StepChangeResult } from './step-ops';
 import { fenceUntrusted, stripInvisible, UNTRUSTED_PREAMBLE } from './text-guard';
 import { MODEL_BUDGET, withinBudget } from './tools/model-budget';
@@ -44,7 +44,7 @@ function isBundleText(text: string, texts: readonly string[]): boolean {
 export interface FoundAnswers {
   /** The owner's answers not handled yet, oldest first. */
   answers: Comment[];
-  /** The owner's stop comments among them (not answers: the Work already waits). */
+  /** On a Work the person paused: the owner's stop comments among them (not answers: the Work already waits). */
   stops: Comment[];
   /** The waiting comment as Dida shows it, when found now. */
   anchor?: { id: string; at: number };
@@ -56,7 +56,9 @@ export interface FoundAnswers {
  * The owner's comments that answer a waiting Work (two reads: the reminder's comments and the Work's): every owner
  * comment on the 🙋 reminder, and owner comments on the Work written after its waiting comment that are not the
  * bundle's own texts. Other accounts never count; comments already handled are left out; an unknown owner is learned
- * from the author of the waiting comment (the bundle's own post).
+ * from the author of the waiting comment (the bundle's own post). On a Work waiting for an answer the agent asked for,
+ * every such comment is an answer ("stop" included); on a Work the person paused, a configured stop phrase is a
+ * repeated stop, not an answer.
  */
 export async function findAnswers(deps: EngineDeps, work: WorkRecord, owner: string | undefined): Promise<FoundAnswers> {
   const waiting = work.waiting;
@@ -81,7 +83,8 @@ export async function findAnswers(deps: EngineDeps, work: WorkRecord, owner: str
   const mine = (c: Comment) => !!owner && c.userId === owner && !handled.has(c.id) && VISIBLE.test(stripInvisible(c.title));
   const afterAnchor = (c: Comment) => !!anchor && c.id !== anchor.id && commentTime(c) >= anchor.at && !isBundleText(c.title, texts);
   const all = [...onReminder.filter(mine), ...onWork.filter((c) => mine(c) && afterAnchor(c))].sort((a, b) => commentTime(a) - commentTime(b) || a.id.localeCompare(b.id));
-  const stops = all.filter((c) => isStopPhrase(c.title, DEFAULT_STOP_PHRASES));
+  const phrases = waiting.pausedBy ? await stopPhrasesOf(deps) : [];
+  const stops = all.filter((c) => isStopPhrase(c.title, phrases));
   return { answers: all.filter((c) => !stops.includes(c)), stops, ...(found ? { anchor: found } : {}), ...(learnedOwner ? { learnedOwner } : {}) };
 }
 

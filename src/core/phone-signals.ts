@@ -8,6 +8,11 @@ import type { EngineState } from './work-state';
 /** Comments that pause a running Work when the list's owner writes one of them (the whole comment). */
 export const DEFAULT_STOP_PHRASES: readonly string[] = ['停', '暂停', 'stop', 'pause'];
 
+/** The configured stop phrases of `deps` (the defaults when none are configured). */
+export async function stopPhrasesOf(deps: { stopPhrases?: () => Promise<readonly string[]> }): Promise<readonly string[]> {
+  return deps.stopPhrases ? await deps.stopPhrases() : DEFAULT_STOP_PHRASES;
+}
+
 /** A step boundary reads the Work's task and comments from Dida at most this often per session. */
 export const PAUSE_CHECK_INTERVAL_MS = 30_000;
 

@@ -83,6 +83,7 @@ export class DshHost {
         timeoutMs: config.dida.timeoutMs,
         locale: config.locale,
         progressWindowMs: config.progressWindowSeconds * 1000,
+        stopPhrases: config.stopPhrases,
         log,
       });
     this.engine = options.engine ?? engineProvider(this.runtime, log);

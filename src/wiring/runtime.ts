@@ -11,6 +11,7 @@ import type { LockPort, StatePort } from '../core/engine-context';
 import { getLocale, type Locale, type LocaleId } from '../core/locale';
 import { WorkEngine } from '../core/work-engine';
 import { ENGINE_STATE_SECTIONS, ENGINE_STATE_VERSION, EngineStateSchema, WorkRecordSchema, emptyEngineState, type EngineState } from '../core/work-state';
+import { DEFAULT_STOP_PHRASES } from '../core/phone-signals';
 import { createConfigReader, updateConfig, type DidaTodoConfig } from '../store/config-store';
 import { withLock, type LockOptions } from '../store/file-lock';
 import { resolvePaths, type DidaTodoPaths } from '../store/paths';
@@ -33,6 +34,8 @@ export interface RuntimeOptions {
   hostLabel?: string;
   /** How long progress comments wait to be coalesced (default 60 s). */
   progressWindowMs?: number;
+  /** The plugin row's stop phrases (config.yaml's win). */
+  stopPhrases?: readonly string[];
   log?: (line: string) => void;
 }
 
@@ -44,6 +47,8 @@ export interface Runtime {
   locale: Locale;
   hostLabel: string;
   progressWindowMs?: number;
+  /** The plugin row's stop phrases (config.yaml's win). */
+  stopPhrases?: readonly string[];
   /** Resolves the token and creates the gateway once; throws DidaError `auth` when no token is configured. */
   gateway(): Promise<DidaGateway>;
   /** Where the token comes from (never the token), or undefined when there is none. */
@@ -177,6 +182,7 @@ export function openRuntime(options: RuntimeOptions = {}): Runtime {
     locale: getLocale(options.locale ?? 'zh'),
     hostLabel: options.hostLabel ?? os.hostname(),
     ...(options.progressWindowMs !== undefined ? { progressWindowMs: options.progressWindowMs } : {}),
+    ...(options.stopPhrases !== undefined ? { stopPhrases: options.stopPhrases } : {}),
     corruptions,
     gateway() {
       gatewayPromise ??= build().catch((error: unknown) => {
@@ -239,6 +245,8 @@ export function engineProvider(runtime: Runtime, log?: (line: string) => void): 
       hostLabel: settings?.hostLabel ?? runtime.hostLabel,
       ...(runtime.progressWindowMs !== undefined ? { progressWindowMs: runtime.progressWindowMs } : {}),
       evidence: gitEvidencePort(log),
+      // config.yaml is read again each time: its stop phrases change without a restart.
+      stopPhrases: async () => (await runtime.config.read().catch(() => undefined))?.stopPhrases ?? runtime.stopPhrases ?? DEFAULT_STOP_PHRASES,
       ...(log ? { log } : {}),
     });
   };

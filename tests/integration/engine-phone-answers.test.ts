@@ -48,19 +48,59 @@ describe('finding the owner’s answers', () => {
     expect(found.anchor).toMatchObject({ id: expect.any(String), at: expect.any(Number) });
   });
 
-  it('comments already handled are left out; stop phrases are told apart; a Work not waiting has none', async () => {
+  it('comments already handled are left out; on a Work the person paused, stop phrases are told apart; a Work not waiting has none', async () => {
     const { list, task, work, reminderId } = await askedWork();
     const owner = await ownerOf(list.id);
+    const paused = { ...work, waiting: { ...work.waiting!, pausedBy: 'priority' as const } };
     const first = h.sim.addComment(list.id, reminderId, '第一句');
     h.sim.addComment(list.id, reminderId, '停');
-    const found = await findAnswers(h.deps, { ...work, phoneHandled: [first.id] }, owner);
+    const found = await findAnswers(h.deps, { ...paused, phoneHandled: [first.id] }, owner);
     expect(titles(found)).toEqual([]);
     expect(found.stops.map((c) => c.title)).toEqual(['停']);
     expect(await findAnswers(h.deps, { ...work, waiting: undefined }, owner)).toEqual({ answers: [], stops: [] });
-    const learning = await findAnswers(h.deps, work, undefined);
+    const learning = await findAnswers(h.deps, paused, undefined);
     expect(learning.learnedOwner).toBe(owner);
     expect(titles(learning)).toEqual(['第一句']);
     void task;
+  });
+
+  it('on a Work waiting for an answer the agent asked for, "stop" or "停" is the answer, whatever the phrases', async () => {
+    const { list, work, reminderId } = await askedWork();
+    const owner = await ownerOf(list.id);
+    h.sim.addComment(list.id, reminderId, '停');
+    h.sim.addComment(list.id, reminderId, 'Stop.');
+    for (const phrases of [undefined, [] as string[], ['停', 'stop']]) {
+      h.deps.stopPhrases = phrases === undefined ? undefined : async () => phrases;
+      const found = await findAnswers(h.deps, work, owner);
+      expect(titles(found)).toEqual(['停', 'Stop.']);
+      expect(found.stops).toEqual([]);
+    }
+  });
+
+  it('on a paused Work the configured phrases decide what a stop is (not the defaults), and [] turns stops off', async () => {
+    const { list, work, reminderId } = await askedWork();
+    const owner = await ownerOf(list.id);
+    const paused = { ...work, waiting: { ...work.waiting!, pausedBy: 'comment' as const } };
+    h.sim.addComment(list.id, reminderId, '停');
+    h.sim.addComment(list.id, reminderId, '够了');
+    h.deps.stopPhrases = async () => ['够了'];
+    let found = await findAnswers(h.deps, paused, owner);
+    expect(titles(found)).toEqual(['停']);
+    expect(found.stops.map((c) => c.title)).toEqual(['够了']);
+    h.deps.stopPhrases = async () => [];
+    found = await findAnswers(h.deps, paused, owner);
+    expect(titles(found)).toEqual(['停', '够了']);
+    expect(found.stops).toEqual([]);
+  });
+
+  it('sync hands "停" on the 🙋 reminder to the model as the answer to its question', async () => {
+    const { list, task, reminderId } = await askedWork();
+    h.deps.stopPhrases = async () => [];
+    const stop = h.sim.addComment(list.id, reminderId, '停');
+    expect(await checkWaiting(h.deps, task.id, 0)).toEqual({ resumed: true, answers: 1 });
+    const taken = await takeAnswers(h.deps, () => true);
+    expect(taken.map((t) => [t.answer.text, t.answer.question])).toEqual([['停', '需要数据库的只读账号']]);
+    expect(taken[0]!.answer.commentIds).toEqual([stop.id]);
   });
 
   it('with a known anchor, only comments from its time on count (the anchor itself never does)', async () => {
