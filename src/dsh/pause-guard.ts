@@ -5,6 +5,7 @@ import { boundaryWork, checkBoundary, pauseWork } from '../core/phone-pause';
 import { PAUSE_CHECK_INTERVAL_MS } from '../core/phone-signals';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
+import type { EngineState } from '../core/work-state';
 import type { PreStepArgs, ToolExecution } from './ports';
 
 /** The cause the cancelled turn ends with (`turn/end` `{kind:'aborted', reason:{kind:'hook', reason}}`). */
@@ -18,6 +19,15 @@ interface Seen {
   key?: string;
   priority?: number;
   readAt?: number;
+}
+
+/**
+ * What the session record keeps of a stretch (the record schema keeps unknown keys): the priority the current Work ran
+ * with, so the first look after a restart (crash recovery, or a one-shot taking the Work over) knows it ran, and a
+ * priority of none found then is the person's pause. Cleared when the session goes idle.
+ */
+interface RanWith {
+  pauseSeen?: { key: string; priority: number };
 }
 
 export class PauseGuard {
@@ -56,9 +66,42 @@ export class PauseGuard {
     await Promise.race([look, this.deps.clock.wait(PAUSE_CHECK_WAIT_MS, [this.deps.lifetime, done.signal])]);
   }
 
-  /** The session went idle: the next run starts its stretch afresh. */
+  /** The session went idle: the next run starts its stretch afresh (also after a restart). */
   onIdle(track: AgentTrack): void {
-    this.seen.delete(track);
+    // Empty rather than gone: what the state kept of the ended stretch is not restored in this process.
+    this.seen.set(track, {});
+    void this.forgetRun(track.sessionId).catch((error: unknown) => this.deps.log(`could not clear the priority a Work ran with: ${messageOf(error)}`));
+  }
+
+  private async forgetRun(sessionId: string): Promise<void> {
+    if (!(((await this.deps.state.read()).sessions[sessionId] as RanWith | undefined)?.pauseSeen)) return;
+    await this.deps.state.update((state) => {
+      delete (state.sessions[sessionId] as RanWith | undefined)?.pauseSeen;
+    });
+  }
+
+  /**
+   * What this process has not seen itself, from the state: the priority the Work `key` ran with in this session before
+   * a restart, or in a session of this machine whose turn was cut off (one this session took over).
+   */
+  private restored(state: EngineState, sessionId: string, key: string): Seen {
+    const own = (state.sessions[sessionId] as RanWith | undefined)?.pauseSeen;
+    if (own?.key === key) return { key, priority: own.priority };
+    for (const record of Object.values(state.sessions)) {
+      const ran = (record as RanWith).pauseSeen;
+      if (ran?.key === key && record.turnOpenSince !== undefined) return { key, priority: ran.priority };
+    }
+    return {};
+  }
+
+  /** Keeps the priority the Work runs with in the session record (written only when it changes). */
+  private async rememberRun(sessionId: string, key: string, priority: number): Promise<void> {
+    const known = ((await this.deps.state.read()).sessions[sessionId] as RanWith | undefined)?.pauseSeen;
+    if (known?.key === key && known.priority === priority) return;
+    await this.deps.state.update((state) => {
+      const session = state.sessions[sessionId] as (RanWith & EngineState['sessions'][string]) | undefined;
+      if (session) session.pauseSeen = { key, priority };
+    });
   }
 
   /**
@@ -68,11 +111,16 @@ export class PauseGuard {
   async atBoundary(track: AgentTrack, mayCancel: boolean): Promise<boolean> {
     if (track.subagent || !track.binding || this.deps.lifetime.aborted) return false;
     try {
-      const seen = this.seen.get(track) ?? {};
-      this.seen.set(track, seen);
       const now = this.deps.clock.now();
+      const state = await this.deps.state.read();
       // No current Work to look at: nothing to read, and no engine (nor its first Dida request) to wait for.
-      if (!boundaryWork(await this.deps.state.read(), track.sessionId)) return false;
+      const current = boundaryWork(state, track.sessionId);
+      if (!current) return false;
+      let seen = this.seen.get(track);
+      if (!seen) {
+        seen = this.restored(state, track.sessionId, current.key);
+        this.seen.set(track, seen);
+      }
       const readDida = seen.readAt === undefined || now - seen.readAt >= PAUSE_CHECK_INTERVAL_MS;
       const deps = await this.engineDeps();
       const check = await checkBoundary(deps, track.sessionId, {
@@ -85,6 +133,7 @@ export class PauseGuard {
       if (check.key && check.priority !== undefined && check.priority > 0) {
         seen.key = check.key;
         seen.priority = check.priority;
+        await this.rememberRun(track.sessionId, check.key, check.priority);
       }
       if (!check.key || !check.pause) return false;
       const paused = await pauseWork(deps, check.key, check.pause);

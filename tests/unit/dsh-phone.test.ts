@@ -270,6 +270,52 @@ describe('PauseGuard', () => {
     expect(t.h.state.value.works.w1!.waiting).toBeUndefined();
   });
 
+  it('a priority set to none while dsh was down is a pause at the first look after the restart, crash recovery included', async () => {
+    const ran = pauseSetup();
+    await ran.guard.afterToolCall(ran.call);
+    // The process dies mid-turn: what the state kept of the stretch is all the next process knows.
+    const kept = structuredClone(ran.h.state.value.sessions.s1!);
+    expect(kept).toMatchObject({ pauseSeen: { key: 'w1', priority: 3 } });
+    for (const withRecord of [true, false]) {
+      const t = pauseSetup();
+      t.h.state.value.sessions.s1 = { ...structuredClone(kept), turnOpenSince: 1 } as typeof kept;
+      if (!withRecord) delete (t.h.state.value.sessions.s1 as { pauseSeen?: unknown }).pauseSeen;
+      t.dida.priority = 0;
+      // Sync at the restart already folded the person's none into the record.
+      t.h.state.value.works.w1!.priority = 0;
+      // The resumed turn's first step (crash recovery's note is not a person's message).
+      await t.guard.beforeStep(t.track, { step: 1, messages: [] });
+      expect(t.gateway.getTask).toHaveBeenCalledTimes(1);
+      if (withRecord) {
+        expect(t.cancel).toHaveBeenCalledTimes(1);
+        expect(t.h.state.value.works.w1!.waiting).toMatchObject({ pausedBy: 'priority', previousPriority: 3, applied: true });
+      } else {
+        // The control: without the kept priority, none at the first look is a draft the session was told to work on.
+        expect(t.cancel).not.toHaveBeenCalled();
+        expect(t.h.state.value.works.w1!.waiting).toBeUndefined();
+      }
+    }
+  });
+
+  it('a one-shot that takes over an interrupted session’s Work pauses it when it is at none now', async () => {
+    const t = pauseSetup();
+    t.h.state.value.sessions.old = { currentWork: 'w1', touched: ['w1'], autoAttempts: 0, updatedAt: 0, turnOpenSince: 1, pauseSeen: { key: 'w1', priority: 5 } } as never;
+    t.dida.priority = 0;
+    t.h.state.value.works.w1!.priority = 0;
+    await t.guard.beforeStep(t.track, { step: 2 });
+    expect(t.cancel).toHaveBeenCalledTimes(1);
+    expect(t.h.state.value.works.w1!.waiting).toMatchObject({ pausedBy: 'priority', previousPriority: 5 });
+  });
+
+  it('idle clears what the state kept of the stretch', async () => {
+    const t = pauseSetup();
+    await t.guard.afterToolCall(t.call);
+    expect(t.h.state.value.sessions.s1).toMatchObject({ pauseSeen: { key: 'w1', priority: 3 } });
+    t.guard.onIdle(t.track);
+    await flush();
+    expect((t.h.state.value.sessions.s1 as { pauseSeen?: unknown }).pauseSeen).toBeUndefined();
+  });
+
   it('a slow Dida holds a step up for at most 3 s; a stop it finds later still stops the turn', async () => {
     const t = pauseSetup();
     type Listed = Awaited<ReturnType<typeof t.gateway.listComments>>;
