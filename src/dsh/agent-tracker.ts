@@ -20,6 +20,8 @@ export interface AgentTrack {
   humanAt?: number;
   /** Aborted when a person's message arrives, ending any wait at once; replaced by a fresh one. */
   humanSignal: AbortController;
+  /** How many messages a person wrote in this session (this process): a mark taken before an await compares against it. */
+  humanCount: number;
   /** JSON of the last todo/write this plugin published, and in which turn. */
   lastPanel?: string;
   lastPanelTurn?: number;
@@ -74,6 +76,7 @@ export class AgentTracker {
       grantPending: false,
       pendingNotes: [],
       humanSignal: new AbortController(),
+      humanCount: 0,
       modelTodosOpen: 0,
       background: new Set(),
       ready: Promise.resolve(),

@@ -34,14 +34,15 @@ export class Continuation {
    * The `agent/request-error` decision after dsh's own retries: `{kind:'retry'}` after the backoff, with the note
    * appended to the session so the retried request contains it (each attempt's note names its number, so no two
    * attempts send the same request); undefined to let the turn fail. A person's message (already queued, or arriving
-   * at any point until the retry), the turn's abort and disposal all end it with undefined at once.
+   * at any point until the retry; `personWrote` says whether one arrived since the failure reached the adapter), the
+   * turn's abort and disposal all end it with undefined at once.
    */
-  async onRequestError(args: RequestErrorArgs): Promise<{ kind: 'retry' } | undefined> {
+  async onRequestError(args: RequestErrorArgs, personWrote: () => boolean = () => false): Promise<{ kind: 'retry' } | undefined> {
     const track = this.deps.tracker.get(args.agent.id);
     if (!track || track.subagent || this.deps.lifetime.aborted) return undefined;
     // Taken before any await: a person writing from here on ends the wait even if the signal is replaced meanwhile.
     const human = track.humanSignal.signal;
-    const stopped = () => human.aborted || !!args.signal?.aborted || this.deps.lifetime.aborted || personIsWaiting(args.agent);
+    const stopped = () => human.aborted || personWrote() || !!args.signal?.aborted || this.deps.lifetime.aborted || personIsWaiting(args.agent);
     if (stopped()) return undefined;
     const code = args.failure?.code ?? 'UNKNOWN';
     const attempts = await this.counter.attempts(track.sessionId);

@@ -176,10 +176,18 @@ export class DshHost {
     return promptFor(this.tracker, agentId);
   }
 
-  async onRequestError(args: RequestErrorArgs, next: () => Promise<unknown>): Promise<unknown> {
+  /**
+   * A failed model request, after dsh's own retries. The mark of the person's messages is taken before anything is
+   * awaited (the rest of the chain, or the first-load layer's `personWrote` taken before the host loaded), so a message
+   * that arrives while the failure is still being handed over ends the backoff at once.
+   */
+  async onRequestError(args: RequestErrorArgs, next: () => Promise<unknown>, personWrote?: () => boolean): Promise<unknown> {
+    const track = this.tracker.get(args.agent?.id);
+    const mark = track?.humanCount ?? 0;
+    const wrote = () => (personWrote?.() ?? false) || (this.tracker.get(args.agent?.id)?.humanCount ?? 0) !== mark;
     const upstream = await next();
     if (upstream) return upstream;
-    return this.continuation.onRequestError(args);
+    return this.continuation.onRequestError(args, wrote);
   }
 
   /** Crash recovery, loaded once. */
@@ -252,6 +260,7 @@ export class DshHost {
     const track = this.tracker.get(agent.id);
     if (!track || track.subagent) return;
     track.humanAt = this.deps.clock.now();
+    track.humanCount += 1;
     track.humanSignal.abort(new Error('a person wrote'));
     track.humanSignal = new AbortController();
     this.recovery?.onHumanMessage(track.sessionId);

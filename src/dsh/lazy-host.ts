@@ -51,6 +51,8 @@ export class LazyHost {
    */
   private readonly deferred = new Map<string, UserMessageLike[]>();
   private config: { file: string; mtimeMs: number; text: string } | undefined;
+  /** The person's messages per session, counted as they arrive (before the host loads or hears them). */
+  private readonly humanCounts = new Map<string, number>();
   private readonly paths: ReturnType<typeof resolvePaths>;
 
   constructor(
@@ -78,8 +80,13 @@ export class LazyHost {
       const host = await this.current();
       return host ? host.onPreStep(args, next) : next();
     });
-    // A failed model request may be continued in any session (bound or not): the host loads for it.
-    ctx.on('agent/request-error', async (args: RequestErrorArgs, next: () => Promise<unknown>) => (await this.load()).onRequestError(args, next));
+    // A failed model request may be continued in any session (bound or not): the host loads for it. The person's mark
+    // is taken before the load is awaited, so a message written meanwhile ends the backoff at once.
+    ctx.on('agent/request-error', async (args: RequestErrorArgs, next: () => Promise<unknown>) => {
+      const id = args.agent?.id;
+      const mark = this.humanCounts.get(id) ?? 0;
+      return (await this.load()).onRequestError(args, next, () => (this.humanCounts.get(id) ?? 0) !== mark);
+    });
     (ctx.get('systemPrompt') as { section?: (s: { name: string; order: number; text: (c: { agent?: { id: string } }) => string }) => unknown } | undefined)?.section?.({
       name: PROMPT_SECTION_NAME,
       order: PROMPT_SECTION_ORDER,
@@ -164,6 +171,7 @@ export class LazyHost {
 
   /** A person's message: handed to the host, or kept for it while the session's host is put off (the queue phrase loads it). */
   private onInbox(agent: HostAgent, message: UserMessageLike): void {
+    if (message?.source?.kind === 'user') this.humanCounts.set(agent.id, (this.humanCounts.get(agent.id) ?? 0) + 1);
     const kept = this.host || this.loading ? undefined : this.deferred.get(agent.id);
     if (!kept) {
       this.when((h) => h.onInbox(agent, message));
@@ -206,6 +214,7 @@ export class LazyHost {
 
   private forget(id: string): void {
     this.seen.delete(id);
+    this.humanCounts.delete(id);
     this.todos.delete(id);
     this.deferred.delete(id);
     const lift = this.lifts.get(id);

@@ -197,6 +197,52 @@ describe('LazyHost', () => {
     await failed.dispose();
   });
 
+  describe('a person writing as the backoff starts ends it at once', () => {
+    const person = (text: string) => ({ id: `h-${text}`, role: 'user', content: [{ type: 'text', text }], source: { kind: 'user' } });
+    /** A session with open todo_write items (unfinished work) whose model request failed with a long backoff ahead. */
+    const failing = () => {
+      const host = fakeHost();
+      started(host, { backoff: [60], maxAutoContinue: 3 });
+      const agent = fakeAgent('session-9', { cwd: dir });
+      host.emit('agent/created', { agent });
+      host.emit('session/event', { id: agent.id }, { type: 'todo/write', data: { todos: [{ content: 'a', status: 'pending' }] } });
+      return { host, agent };
+    };
+    const failure = () => ({ failure: { code: 'SERVER' }, signal: new AbortController().signal });
+    const within = <T,>(answer: Promise<T>, ms: number) => Promise.race([answer, settle(ms).then(() => 'still waiting' as const)]);
+
+    it('while the first-load layer is still loading the host for the failed request', async () => {
+      const { host, agent } = failing();
+      const answer = host.waterfall('agent/request-error', { agent, ...failure() });
+      host.emit('agent/inbox/inserted', { agent, message: person('wait, do Y instead') });
+      expect(await within(answer, 3_000)).toBeUndefined();
+      await host.dispose();
+    });
+
+    it('while the rest of the request-error chain runs (the inbox event comes before the wait begins)', async () => {
+      const { host, agent } = failing();
+      // The host is loaded already (an earlier failure loaded it).
+      const first = host.waterfall('agent/request-error', { agent, ...failure() });
+      host.emit('agent/inbox/inserted', { agent, message: person('first') });
+      await within(first, 3_000);
+      const answer = host.waterfall('agent/request-error', { agent, ...failure() }, async () => {
+        host.emit('agent/inbox/inserted', { agent, message: person('second') });
+        await settle(10);
+        return undefined;
+      });
+      expect(await within(answer, 3_000)).toBeUndefined();
+      await host.dispose();
+    });
+
+    it('the control: without a message the session waits its backoff', async () => {
+      const { host, agent } = failing();
+      const answer = host.waterfall('agent/request-error', { agent, ...failure() });
+      expect(await within(answer, 1_500)).toBe('still waiting');
+      await host.dispose();
+      expect(await within(answer, 3_000)).toBeUndefined();
+    });
+  });
+
   describe('at start, loads the host only when crash recovery may have a turn to resume', () => {
     const stateFile = () => path.join(stateDir, 'state.json');
     const write = (snapshot: unknown, log?: string[]) => {
