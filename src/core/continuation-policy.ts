@@ -154,6 +154,29 @@ export function touchedWorkUnfinished(state: EngineState, sessionId: string): bo
   });
 }
 
+/** What only the host knows about a session's own work, live or as the turn marker recorded it before a crash. */
+export interface SessionWorkFacts {
+  /** The model's own todo_write items not completed. */
+  modelTodosOpen: number;
+  /** The phase of the session's goal, if it has one. */
+  goalPhase?: string;
+}
+
+/** Which kind of unfinished work keeps a session going: a Work it touched, its goal, or its open todo_write items. */
+export type UnfinishedKind = 'work' | 'goal' | 'todos';
+
+/**
+ * The one notion of unfinished work, used by continuation after a model error, by crash recovery and at exhaustion: a
+ * Work the session touched that is unfinished (see touchedWorkUnfinished), an active goal the person did not pause,
+ * or open todo_write items. Undefined when the session has none.
+ */
+export function unfinishedWork(state: EngineState, sessionId: string, facts: SessionWorkFacts): UnfinishedKind | undefined {
+  if (touchedWorkUnfinished(state, sessionId)) return 'work';
+  if (goalWantsWork(facts.goalPhase)) return 'goal';
+  if (facts.modelTodosOpen > 0) return 'todos';
+  return undefined;
+}
+
 /** Waits `ms`, ending early (false) when any signal aborts; true when the full time passed. */
 export function waitUnlessAborted(ms: number, signals: readonly (AbortSignal | undefined)[]): Promise<boolean> {
   return new Promise((resolve) => {

@@ -1,6 +1,6 @@
 // Automatic continuation after a model error: wait the backoff, then retry the request with a note the retried
 // request itself carries; after the last attempt the current Work waits for the person.
-import { continuationMessage, decideContinuation, goalWantsWork, touchedWorkUnfinished } from '../core/continuation-policy';
+import { continuationMessage, decideContinuation, unfinishedWork, type SessionWorkFacts } from '../core/continuation-policy';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
 import { optionalServices, personIsWaiting, pluginMessage, type RequestErrorArgs } from './ports';
@@ -17,17 +17,21 @@ export function appendNote(deps: Pick<AdapterDeps, 'newId' | 'log'>, track: Agen
   }
 }
 
+/** What the host knows live about a session's own work (its todo_write items, its goal). */
+export function liveFacts(deps: Pick<AdapterDeps, 'ctx'>, track: AgentTrack): SessionWorkFacts {
+  const phase = optionalServices.goals(deps.ctx)?.get(track.agent)?.phase;
+  return { modelTodosOpen: track.modelTodosOpen, ...(phase ? { goalPhase: phase } : {}) };
+}
+
 export class Continuation {
   constructor(
     private readonly deps: AdapterDeps,
     private readonly counter: StretchCounter,
   ) {}
 
-  /** The model left todo_write items open, a goal is active, or a Work the session touched is unfinished. */
+  /** See `unfinishedWork`: a Work the session touched is unfinished, its goal is active, or todo_write items are open. */
   async hasUnfinishedWork(track: AgentTrack): Promise<boolean> {
-    if (track.modelTodosOpen > 0) return true;
-    if (goalWantsWork(optionalServices.goals(this.deps.ctx)?.get(track.agent)?.phase)) return true;
-    return touchedWorkUnfinished(await this.deps.state.read(), track.sessionId);
+    return unfinishedWork(await this.deps.state.read(), track.sessionId, liveFacts(this.deps, track)) !== undefined;
   }
 
   /**

@@ -2,7 +2,7 @@
 // itself when dsh starts (long-lived profiles), or when the session comes back — once, with the backoff and the
 // counter; a one-shot headless run in the same directory takes the interrupted Work over instead.
 import { processAlive } from '../common/process-alive';
-import { decideRecovery, RECOVERY_MESSAGE, touchedWorkUnfinished, type RecoveryDecision } from '../core/continuation-policy';
+import { decideRecovery, RECOVERY_MESSAGE, unfinishedWork, type RecoveryDecision, type SessionWorkFacts } from '../core/continuation-policy';
 import { fenceUntrusted, truncateGraphemes, UNTRUSTED_PREAMBLE } from '../core/text-guard';
 import type { EngineState } from '../core/work-state';
 import { findBinding, type DidaTodoConfig } from '../store/config-store';
@@ -85,8 +85,20 @@ export class CrashRecovery {
       attempts: record?.autoAttempts ?? 0,
       maxAutoContinue: this.deps.row.maxAutoContinue,
       backoffSeconds: this.deps.row.backoff,
-      hasUnfinishedWork: touchedWorkUnfinished(state, id),
+      hasUnfinishedWork: unfinishedWork(state, id, this.factsOf(id, record)) !== undefined,
     });
+  }
+
+  /**
+   * What is known of the session's own work: live (its goal, its todo_write items) when the session runs in this process,
+   * else as its turn marker recorded it; the more demanding of the two counts.
+   */
+  private factsOf(id: string, record: MarkedSession | undefined): SessionWorkFacts {
+    const recorded = record?.turnFacts;
+    const track = this.deps.tracker.get(id);
+    const phase = track ? optionalServices.goals(this.deps.ctx)?.get(track.agent)?.phase : undefined;
+    const goalPhase = phase === 'active' ? phase : (recorded?.goalPhase ?? phase);
+    return { modelTodosOpen: Math.max(track?.modelTodosOpen ?? 0, recorded?.modelTodosOpen ?? 0), ...(goalPhase ? { goalPhase } : {}) };
   }
 
   /** The directory's binding of a session record (live track first, then the recorded directory). */

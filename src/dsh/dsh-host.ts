@@ -7,7 +7,7 @@ import { engineProvider, openRuntime, type Runtime } from '../wiring/runtime';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import { AgentTracker, inBackground, type AgentTrack } from './agent-tracker';
 import { systemClock, type Clock } from './clock';
-import { Continuation } from './continuation';
+import { Continuation, liveFacts } from './continuation';
 import type { CrashRecovery } from './crash-recovery';
 import { IdleSettle } from './idle-settle';
 import { ListSync } from './list-sync';
@@ -243,7 +243,7 @@ export class DshHost {
       const open = async () => {
         await track.ready;
         await this.binding.refresh();
-        if (track.binding) await this.markers.markOpen(track);
+        if (track.binding) await this.markers.markOpen(track, liveFacts(this.deps, track));
       };
       inBackground(track, open(), log, 'recording the open turn');
       return;
@@ -275,6 +275,7 @@ export class DshHost {
     const track = this.tracker.get(session.id);
     if (!track || track.subagent) return;
     this.panel.observe(track, event);
+    if (event?.type === 'todo/write' && track.binding) inBackground(track, this.markers.noteFacts(track.sessionId, liveFacts(this.deps, track)), log, 'recording the open todo items');
     if (event?.type === 'turn/end') {
       const reason = String(event.data?.reason?.kind ?? '');
       inBackground(track, this.counter.note(track.sessionId, { kind: 'turn_end', reason }), log, 'resetting the continuation counter');

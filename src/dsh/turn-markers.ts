@@ -1,6 +1,7 @@
 // Turn markers in the state file: while a bound session's turn runs, its record says since when, in which process
 // and in which directory — what crash recovery looks for after a crash.
 import { randomUUID } from 'node:crypto';
+import type { SessionWorkFacts } from '../core/continuation-policy';
 import type { SessionRecord } from '../core/work-state';
 import type { AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
@@ -17,6 +18,11 @@ export interface TurnMarker {
    * is running here, never to an interrupted one (a process id alone may be the crashed process's, reused).
    */
   turnOpenBy?: string;
+  /**
+   * What only the host knew of the session's own work while the turn ran (its goal, its open todo_write items), so
+   * crash recovery judges a session that is not live yet by the same rule as continuation.
+   */
+  turnFacts?: { goalPhase?: string; modelTodosOpen: number };
 }
 
 /** This process's mark on the turns it opens. */
@@ -31,8 +37,11 @@ export class TurnMarkers {
     private readonly mark: string = THIS_PROCESS,
   ) {}
 
-  /** Records that the session's turn is open (first mark wins), in which process and directory. */
-  async markOpen(track: AgentTrack): Promise<void> {
+  /**
+   * Records that the session's turn is open (first mark wins), in which process and directory, and what the host knows
+   * of the session's own work (`facts`).
+   */
+  async markOpen(track: AgentTrack, facts?: SessionWorkFacts): Promise<void> {
     const now = this.deps.clock.now();
     await this.deps.state.update((state) => {
       const session = (state.sessions[track.sessionId] ??= { touched: [], autoAttempts: 0, updatedAt: 0 }) as MarkedSession;
@@ -41,6 +50,18 @@ export class TurnMarkers {
       session.turnOpenBy = this.mark;
       session.cwd = track.cwd;
       session.updatedAt = now;
+      if (facts) session.turnFacts = factsRecord(facts);
+      else delete session.turnFacts;
+    });
+  }
+
+  /** While a turn is open: keeps the recorded facts current (written only when whether they ask for work changed). */
+  async noteFacts(sessionId: string, facts: SessionWorkFacts): Promise<void> {
+    const known = (await this.deps.state.read()).sessions[sessionId] as MarkedSession | undefined;
+    if (known?.turnOpenSince === undefined || sameFacts(known.turnFacts, facts)) return;
+    await this.deps.state.update((state) => {
+      const session = state.sessions[sessionId] as MarkedSession | undefined;
+      if (session?.turnOpenSince !== undefined) session.turnFacts = factsRecord(facts);
     });
   }
 
@@ -57,10 +78,21 @@ export class TurnMarkers {
       delete session.turnOpenSince;
       delete session.turnOpenPid;
       delete session.turnOpenBy;
+      delete session.turnFacts;
       session.updatedAt = this.deps.clock.now();
       if (holdsNothing(session)) delete state.sessions[sessionId];
     });
   }
+}
+
+function factsRecord(facts: SessionWorkFacts): NonNullable<TurnMarker['turnFacts']> {
+  return { modelTodosOpen: facts.modelTodosOpen, ...(facts.goalPhase ? { goalPhase: facts.goalPhase } : {}) };
+}
+
+/** Whether the recorded facts ask for work exactly when `facts` do (only that matters to recovery). */
+function sameFacts(recorded: TurnMarker['turnFacts'], facts: SessionWorkFacts): boolean {
+  const asks = (f: SessionWorkFacts | undefined) => [f?.goalPhase === 'active', (f?.modelTodosOpen ?? 0) > 0].join();
+  return recorded !== undefined && asks(recorded) === asks(facts) && recorded.goalPhase === facts.goalPhase;
 }
 
 /** Keys a record may carry that say nothing once the turn is closed. */

@@ -258,6 +258,45 @@ describe('resume at dsh start', () => {
     expect(agent.followup).not.toHaveBeenCalled();
   });
 
+  it('a session whose only unfinished work is its goal (or its todo_write items) is resumed too: one rule on every path', async () => {
+    const disarmed = { id: 'g1', revision: 4, phase: 'active' as const, activation: 'disarmed' as const };
+    for (const [name, facts, expectResume] of [
+      ['goal', { goalPhase: 'active', modelTodosOpen: 0 }, true],
+      ['todos', { modelTodosOpen: 2 }, true],
+      ['paused goal', { goalPhase: 'paused', modelTodosOpen: 0 }, false],
+      ['nothing recorded', undefined, false],
+    ] as const) {
+      const state = crashed({ touched: [], currentWork: undefined, ...(facts ? { turnFacts: facts } : {}) });
+      delete state.works.w1;
+      const goals = { get: vi.fn(() => (name === 'goal' ? disarmed : undefined)), resume: vi.fn() };
+      const t = setup({ state, goals });
+      const scan = t.recovery.scanAtStart();
+      await t.clock.advance(5_000);
+      await scan;
+      expect([name, t.resume.mock.calls.length > 0]).toEqual([name, expectResume]);
+      if (name === 'goal') expect(goals.resume).toHaveBeenCalledWith(t.agents.get('session-old'), { id: 'g1', revision: 4 });
+      if (name === 'todos') expect(t.agents.get('session-old')!.followup).toHaveBeenCalledTimes(1);
+      if (!expectResume) expect(t.logs.some((l) => l.includes('(no_work)'))).toBe(true);
+    }
+  });
+
+  it('the turn marker records the session’s goal and open todo items, keeps them current, and drops them when the turn closes', async () => {
+    const t = setup({ state: emptyEngineState() });
+    const markers = new TurnMarkers(t.deps, 1);
+    const track = t.deps.tracker.add(fakeAgent('s1', { cwd: CWD }));
+    await markers.markOpen(track, { goalPhase: 'active', modelTodosOpen: 0 });
+    expect(t.state.value.sessions.s1).toMatchObject({ turnFacts: { goalPhase: 'active', modelTodosOpen: 0 } });
+    const writes = t.state.writes;
+    await markers.noteFacts('s1', { goalPhase: 'active', modelTodosOpen: 0 });
+    expect(t.state.writes).toBe(writes);
+    await markers.noteFacts('s1', { goalPhase: 'complete', modelTodosOpen: 3 });
+    expect(t.state.value.sessions.s1).toMatchObject({ turnFacts: { goalPhase: 'complete', modelTodosOpen: 3 } });
+    await markers.markClosed('s1');
+    expect(t.state.value.sessions.s1).toBeUndefined();
+    await markers.noteFacts('s1', { modelTodosOpen: 1 });
+    expect(t.state.value.sessions.s1).toBeUndefined();
+  });
+
   it('keeps trying while dsh has no agent factory yet, then gives up on other errors', async () => {
     let calls = 0;
     const agents = new Map<string, FakeAgent>();
