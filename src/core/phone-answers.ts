@@ -2,6 +2,7 @@
 // comment) resume it; their text waits in the state until it is handed to the model, exactly once.
 import type { Comment } from '../dida/types';
 import { parseClaim } from './claims';
+import { routeVerdict, type Route } from './route-tags';
 import type { EngineDeps } from './engine-context';
 import { commentTime, isStopPhrase, stopPhrasesOf } from './phone-signals';
 import { progressEntries, type StepChangeResult } from './step-ops';
@@ -210,6 +211,21 @@ export async function returnAnswer(deps: Pick<EngineDeps, 'state' | 'now'>, take
     work.rev += 1;
     work.updatedAt = deps.now();
   });
+}
+
+/** Who asks for answers: a session's bound list and its directory's route. */
+export interface AnswerTaker {
+  projectId: string;
+  route?: Route;
+}
+
+/**
+ * Whether a session in the directory of `taker` may be handed the answer of `work`: the Work is in its list and may
+ * run in its directory (its route tags). An answer never reaches another directory's session; the callers add who
+ * else works on the Work (another live session, a recent session record).
+ */
+export function mayTakeAnswer(work: WorkRecord, taker: AnswerTaker): boolean {
+  return work.projectId === taker.projectId && routeVerdict(work.tags, taker.route).ok;
 }
 
 /** Whether a session other than `sessionId` works on `key` now (its record names it current and is recent). */

@@ -35,6 +35,7 @@ function newWork(task: Task, fields: Pick<WorkRecord, 'origin' | 'occurrence' | 
     origin: fields.origin,
     mode: 'checklist',
     priority: task.priority,
+    ...(task.tags?.length ? { tags: [...task.tags] } : {}),
     phase: 'open',
     steps: fields.steps,
     nextStepNumber: fields.steps.length + 1,
@@ -244,6 +245,12 @@ export function reconcileWork(work: WorkRecord, task: Task, options: ReconcileOp
   }
   if (work.priority !== task.priority) {
     work.priority = task.priority;
+    result.changed = true;
+  }
+  const tags = task.tags ?? [];
+  if ((work.tags ?? []).join('\n') !== tags.join('\n')) {
+    if (tags.length) work.tags = [...tags];
+    else delete work.tags;
     result.changed = true;
   }
   if (result.humanEdited || result.imported.length || result.completedByHuman.length || result.reopenedByHuman.length || result.removed.length) result.changed = true;

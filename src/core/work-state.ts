@@ -143,6 +143,8 @@ export const WorkRecordSchema = z.object({
       paused: z.optional(z.boolean()),
     }),
   ),
+  /** The task's Dida tags as last seen (route tags decide which bound directory may run it, and get its answers). */
+  tags: z.optional(z.array(z.string())),
   /** The owner's comments already taken as answers or stop requests (never taken again, across restarts). */
   phoneHandled: z.optional(z.array(z.string())),
 });

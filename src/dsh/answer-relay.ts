@@ -1,6 +1,8 @@
 // Hands the person's answers from Dida to the model: a follow-up into the idle session whose current Work was answered,
 // a note at the next step of a running one, or at the first step of the next turn in a directory bound to that list.
-import { answerNote, answersMayArrive, returnAnswer, takeAnswers, type TakenAnswer } from '../core/phone-answers';
+import { answerNote, answersMayArrive, mayTakeAnswer, returnAnswer, takeAnswers, type TakenAnswer } from '../core/phone-answers';
+import { routeFor } from '../core/route-tags';
+import type { DidaTodoConfig } from '../store/config-store';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
 import { personIsWaiting, pluginMessage, type PreStepArgs } from './ports';
@@ -12,9 +14,11 @@ export const ANSWER_SYNC_WAIT_MS = 5_000;
 export class AnswerRelay {
   private readonly store: { state: AdapterDeps['state']; now: () => number };
 
+  /** `config` is config.yaml as read last (the bindings' route tags decide which directory may take an answer). */
   constructor(
     private readonly deps: AdapterDeps,
     private readonly counter: StretchCounter,
+    private readonly config: () => DidaTodoConfig | undefined = () => undefined,
   ) {
     this.store = { state: deps.state, now: () => deps.clock.now() };
   }
@@ -46,8 +50,9 @@ export class AnswerRelay {
 
   /**
    * At the first step of a turn: after the session's first read of its list (bounded), answers of Works in its list
-   * that no other live session of this process works on become notes of this step (a one-shot run in the directory
-   * gets them in its first request).
+   * that may run in its directory (route tags) and that no other live session of this process works on become notes of
+   * this step (a one-shot run in the directory gets them in its first
+   * request).
    */
   async atTurnStart(track: AgentTrack, args: Pick<PreStepArgs, 'step'>): Promise<void> {
     const binding = track.binding;
@@ -63,7 +68,10 @@ export class AnswerRelay {
         .map((t) => state.sessions[t.sessionId]?.currentWork)
         .filter((key): key is string => !!key),
     );
-    const taken = await takeAnswers(this.store, (key, work) => work.projectId === binding.projectId && !others.has(key));
+    const config = this.config();
+    const route = config ? routeFor(config, binding) : undefined;
+    const taker = { projectId: binding.projectId, ...(route ? { route } : {}) };
+    const taken = await takeAnswers(this.store, (key, work) => !others.has(key) && mayTakeAnswer(work, taker));
     for (const answer of taken) track.pendingNotes.push(pluginMessage(answerNote(answer), this.deps.newId()));
     if (taken.length) this.deps.log(`gave the person's answer to ${taken.map((a) => a.key).join(', ')} to session ${track.sessionId}`);
   }

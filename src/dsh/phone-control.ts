@@ -28,7 +28,7 @@ export class PhoneControl {
   /** The relay and the guard, loaded once. */
   load(): Promise<Parts> {
     this.parts ??= Promise.all([import('./answer-relay'), import('./pause-guard')]).then(([relay, guard]) => ({
-      answers: new relay.AnswerRelay(this.deps, this.counter),
+      answers: new relay.AnswerRelay(this.deps, this.counter, () => this.config()),
       pause: new guard.PauseGuard(this.deps, async () => (await this.engine()).deps, () => this.config()?.stopPhrases ?? this.deps.row.stopPhrases),
     }));
     return this.parts;

@@ -105,3 +105,38 @@ describe('route tags', () => {
     expect(docs.code).toBe('queue_empty');
   });
 });
+
+describe('answers from the phone follow the route', () => {
+  /** A Work tagged #api that the api session asked about, answered by the person on its 🙋 reminder. */
+  async function answeredForApi(): Promise<string> {
+    const id = seed('接口限流', ['api'], 5);
+    await call('/code/api', 'todo_work', { action: 'list' });
+    expect((await call('/code/api', 'todo_work', { action: 'switch', work: id }, 'session-api')).code).toBe('ok');
+    await call('/code/api', 'todo', { action: 'create', steps: ['设计'] }, 'session-api');
+    expect((await call('/code/api', 'todo_work', { action: 'wait_for_human', reason: '用哪个限流阈值？' }, 'session-api')).code).toBe('ok');
+    const reminder = (await h.state()).works[id]!.waiting!.reminderTaskId!;
+    h.sim.addComment(listId, reminder, '每秒 100 次');
+    // The api session's record is old by now (the person answered hours later): only the route keeps the answer there.
+    await h.deps.state.update((state) => {
+      state.sessions['session-api']!.updatedAt = 0;
+      delete state.works[id]!.claim;
+    });
+    return id;
+  }
+
+  it('todo_work list in another directory of the same list never gets it; the Work’s own directory does', async () => {
+    const id = await answeredForApi();
+    const web = await call('/code/web', 'todo_work', { action: 'list' }, 'session-web');
+    // The list read really happened and brought the answer in (the attack reached its scenario)…
+    expect((await h.state()).works[id]!.pendingAnswer?.text).toBe('每秒 100 次');
+    // …but the web directory is not told.
+    expect(web.message).not.toContain('The person answered');
+    expect(web.detail).not.toContain('每秒 100 次');
+    const docs = await call('/code/docs', 'todo_work', { action: 'list' }, 'session-docs');
+    expect(docs.detail).not.toContain('每秒 100 次');
+    const api = await call('/code/api', 'todo_work', { action: 'list' }, 'session-api-2');
+    expect(api.message).toContain('The person answered 1 Work(s)');
+    expect(api.detail).toContain('每秒 100 次');
+    expect((await h.state()).works[id]!.pendingAnswer).toBeUndefined();
+  });
+});

@@ -110,6 +110,33 @@ describe('AnswerRelay', () => {
   });
 });
 
+describe('AnswerRelay and route tags', () => {
+  it('at the first step of a turn, an answer goes only to a directory the Work may run in, in either of two processes', async () => {
+    const config = { version: 1, bindings: [
+      { cwd: '/code/web', projectId: 'list-1', label: 'l', tag: 'web' },
+      { cwd: '/code/api', projectId: 'list-1', label: 'l', tag: 'api' },
+    ] } as never;
+    // Two dsh processes of one machine: two adapters over one state file.
+    const web = createHarness();
+    const api = createHarness({ state: web.state.value });
+    api.deps.state = web.state;
+    web.state.value.works.w1 = answered('w1', '用只读账号', { tags: ['api'] });
+    const track = (h: Harness, id: string, cwd: string, tag: string) => {
+      const t = h.deps.tracker.add(fakeAgent(id, { cwd }));
+      t.binding = { cwd, projectId: 'list-1', label: 'l', tag } as never;
+      return t;
+    };
+    const webTrack = track(web, 'session-web', '/code/web', 'web');
+    const apiTrack = track(api, 'session-api', '/code/api', 'api');
+    await new AnswerRelay(web.deps, new StretchCounter(web.deps), () => config).atTurnStart(webTrack, { step: 1 });
+    expect(webTrack.pendingNotes).toEqual([]);
+    expect(web.state.value.works.w1!.pendingAnswer).toBeDefined();
+    await new AnswerRelay(api.deps, new StretchCounter(api.deps), () => config).atTurnStart(apiTrack, { step: 1 });
+    expect(apiTrack.pendingNotes.map((m) => m.content[0]!.text)).toEqual([expect.stringContaining('用只读账号')]);
+    expect(web.state.value.works.w1!.pendingAnswer).toBeUndefined();
+  });
+});
+
 describe('the first step waits for nothing it does not need', () => {
   it('waits for the session’s first read of its list only when a Work of that list waits for the person or holds an answer', async () => {
     const h = createHarness();

@@ -59,8 +59,13 @@ async function run(args: Record<string, unknown>, ctx: ToolContext): Promise<Too
       const waiting = queue.skipped.filter((s) => s.reason === 'waiting_for_human').length;
       const note = (waiting ? ` ${waiting} Work(s) are waiting for the person.` : '') + routedNote(queue.skipped, route);
       // Answers the person gave in Dida to Works no other session works on now are handed over here, once.
-      const { answerNote, heldByOtherSession, takeAnswers } = await import('../phone-answers');
-      const answers: TakenAnswer[] = await takeAnswers(engine.deps, (key, work, state) => work.projectId === binding.projectId && !heldByOtherSession(state, key, ctx.sessionId, now.getTime()), ANSWERS_PER_LIST);
+      const { answerNote, heldByOtherSession, mayTakeAnswer, takeAnswers } = await import('../phone-answers');
+      const taker = { projectId: binding.projectId, ...(route ? { route } : {}) };
+      const answers: TakenAnswer[] = await takeAnswers(
+        engine.deps,
+        (key, work, state) => mayTakeAnswer(work, taker) && !heldByOtherSession(state, key, ctx.sessionId, now.getTime()),
+        ANSWERS_PER_LIST,
+      );
       const answered = answers.length ? ` The person answered ${answers.length} Work(s) in Dida (below).` : '';
       const detail = [renderQueuePayload(queue.ranked, { strings: QUEUE_STRINGS, now }), ...answers.map(answerNote)].join('\n\n');
       return { code: 'ok', message: `${queue.ranked.length} executable Work(s).${note}${answered}`, detail };
