@@ -111,14 +111,26 @@ describe('answering a waiting agent from the phone', () => {
     expect((await take()).map((t) => t.answer.text)).toEqual(['用 v2 接口']);
   });
 
-  it('a stop phrase on a waiting Work is not an answer: it keeps waiting and the comment is not looked at again', async () => {
+  it('a stop phrase on a Work the person paused is not an answer: it keeps waiting and the comment is not looked at again', async () => {
     const { list, task, reminderId } = await askedWork();
+    await h.deps.state.update((state) => {
+      state.works[task.id]!.waiting!.pausedBy = 'comment';
+    });
     const stop = h.sim.addComment(list.id, reminderId, '停');
     const report = await h.engine.sync(list.id);
     expect(report.answered).toEqual([]);
     const work = await h.engine.getWork(task.id);
     expect(work.waiting?.applied).toBe(true);
     expect(work.phoneHandled).toContain(stop.id);
+  });
+
+  it('"停" on the reminder of a Work that asked a question is the answer: it resumes and the model hears it', async () => {
+    const { list, task, reminderId } = await askedWork();
+    h.sim.addComment(list.id, reminderId, '停');
+    const report = await h.engine.sync(list.id);
+    expect(report.answered).toEqual([task.id]);
+    const [taken] = await take();
+    expect(taken?.answer).toMatchObject({ text: '停', question: '需要数据库的只读账号' });
   });
 
   it('the priority set back without a word resumes it with an empty answer (the model is told it may go on)', async () => {
