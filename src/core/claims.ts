@@ -29,6 +29,30 @@ function templateRegExp(template: string): RegExp {
 const CLAIM_KEYS = ['dida.comment.claimOccurrence', 'dida.comment.claim', 'dida.comment.claimOccurrenceLegacy', 'dida.comment.claimLegacy'] as const;
 const CLAIM_PATTERNS = LOCALES.flatMap((l) => CLAIM_KEYS.map((key) => templateRegExp(l.t(key))));
 
+/** The notices that end a claim: a session's own release, and another host's report that its lease ran out. */
+const END_KEYS = ['dida.comment.released', 'dida.comment.claimExpired'] as const;
+const END_PATTERNS = LOCALES.flatMap((l) =>
+  END_KEYS.map((key) => {
+    const template = l.t(key);
+    const head = template.slice(0, template.indexOf('{where}') >= 0 ? template.indexOf('{where}') : template.length);
+    // Up to the first variable after both names: what follows is free text (where it stopped, the minutes).
+    const cut = head.search(/\{(?!host\}|session\})\w+\}/);
+    const pattern = escapeRegExp(cut >= 0 ? head.slice(0, cut) : head)
+      .replace(escapeRegExp('{host}'), '(?<host>.+?)')
+      .replace(escapeRegExp('{session}'), '(?<session>[0-9A-Za-z]{1,16})');
+    return new RegExp(`^${pattern}`, 'u');
+  }),
+);
+
+/** Reads a notice that ends a claim (a release, or a report that its lease ran out): whose claim it ends. */
+export function parseClaimEnd(text: string): { host: string; session: string } | undefined {
+  for (const pattern of END_PATTERNS) {
+    const match = pattern.exec(text.trim());
+    if (match?.groups?.host && match.groups.session) return { host: match.groups.host, session: match.groups.session };
+  }
+  return undefined;
+}
+
 /** Reads a claim comment in any locale: the host label, the session tag ('' in claims of older versions) and the occurrence day. */
 export function parseClaim(text: string): { host: string; session: string; occurrence: string } | undefined {
   for (const pattern of CLAIM_PATTERNS) {
@@ -62,6 +86,8 @@ export function claimText(deps: EngineDeps, occurrence: string, sessionId: strin
 export interface LiveClaim {
   comment: Comment;
   holder: string;
+  /** When the claim last showed activity (its own time, or the owner's latest progress comment after it), in ms. */
+  activity: number;
 }
 
 function timeOf(comment: Comment | undefined): number {
@@ -79,12 +105,20 @@ export function earliestLiveClaim(comments: readonly Comment[], ownerUserId: str
     const comment = owned[i] as Comment;
     const claim = parseClaim(comment.title);
     if (!claim || claim.occurrence !== occurrence) continue;
-    // Progress is any later comment by the owner that is not itself a claim (a losing claim proves nothing).
-    const progress = owned.slice(i + 1).filter((c) => !parseClaim(c.title));
+    const later = owned.slice(i + 1);
+    // A release by its holder, or a report that its lease ran out, ends the claim.
+    if (later.some((c) => endsClaim(c.title, claim))) continue;
+    // Progress is any later comment by the owner that is neither a claim (a losing claim proves nothing) nor a notice.
+    const progress = later.filter((c) => !parseClaim(c.title) && !parseClaimEnd(c.title));
     const activity = Math.max(timeOf(comment), timeOf(progress.at(-1)));
-    if (now - activity <= leaseMs) return { comment, holder: claim.session ? `${claim.host}#${claim.session}` : claim.host };
+    if (now - activity <= leaseMs) return { comment, holder: claim.session ? `${claim.host}#${claim.session}` : claim.host, activity };
   }
   return undefined;
+}
+
+function endsClaim(text: string, claim: { host: string; session: string }): boolean {
+  const end = parseClaimEnd(text);
+  return !!end && end.host === claim.host && (claim.session === '' || end.session === claim.session);
 }
 
 export type ClaimOutcome = { status: 'won'; posted: boolean } | { status: 'lost' };
@@ -108,9 +142,11 @@ export async function claimWork(deps: EngineDeps, key: string, sessionId: string
   return withWork(deps, key, async () => {
     const work = await loadWork(deps, key);
     let owner = (await deps.state.read()).owners[work.projectId];
+    let holder: { name: string; at: number } | undefined;
     const decide = (list: readonly Comment[], ownerId: string): ClaimOutcome | undefined => {
       const live = earliestLiveClaim(list, ownerId, work.occurrence, leaseMs, deps.now());
       if (!live) return undefined;
+      holder = { name: live.holder, at: live.activity };
       return mine.has(live.holder) ? { status: 'won', posted: live.holder === me ? false : true } : { status: 'lost' };
     };
     const text = claimText(deps, work.occurrence, sessionId);
@@ -123,14 +159,15 @@ export async function claimWork(deps: EngineDeps, key: string, sessionId: string
     if (owner) {
       const first = decide(comments, owner);
       // A claim of a session this one takes over is this session's: its own claim is posted so the comments say so.
-      if (first && !(first.status === 'won' && first.posted)) return remember(deps, work, first, me);
+      if (first && !(first.status === 'won' && first.posted)) return remember(deps, work, first, me, holder);
     }
     const posted = await deps.gateway.addComment(work.projectId, work.taskId, text);
     if (posted.userId && posted.userId !== owner) owner = await learnOwner(deps, work.projectId, posted.userId);
     if (!owner) return remember(deps, work, { status: 'won', posted: true }, me);
+    holder = undefined;
     const second = decide(await deps.gateway.listComments(work.projectId, work.taskId), owner) ?? { status: 'won' as const, posted: true };
     if (second.status === 'lost') await withdraw(deps, work, posted.id);
-    return remember(deps, work, second.status === 'won' ? { status: 'won', posted: true } : second, me);
+    return remember(deps, work, second.status === 'won' ? { status: 'won', posted: true } : second, me, holder);
   });
 }
 
@@ -150,10 +187,15 @@ async function withdraw(deps: EngineDeps, work: WorkRecord, commentId: string): 
   }
 }
 
-async function remember(deps: EngineDeps, work: WorkRecord, outcome: ClaimOutcome, me: string): Promise<ClaimOutcome> {
-  const holder = outcome.status === 'won' ? me : 'elsewhere';
-  if (work.claim?.holder !== holder || deps.now() - work.claim.at > 60_000) {
-    work.claim = { holder, at: deps.now() };
+/**
+ * Records the claim decision on the Work: this session's (now), or the other holder's with the time of its last
+ * activity in Dida (its lease runs from there).
+ */
+async function remember(deps: EngineDeps, work: WorkRecord, outcome: ClaimOutcome, me: string, other?: { name: string; at: number }): Promise<ClaimOutcome> {
+  const holder = outcome.status === 'won' ? me : (other?.name ?? 'elsewhere');
+  const at = outcome.status === 'won' ? deps.now() : Math.min(deps.now(), other?.at ?? deps.now());
+  if (work.claim?.holder !== holder || Math.abs(at - work.claim.at) > 60_000) {
+    work.claim = { holder, at };
     await saveWork(deps, work);
   }
   return outcome;

@@ -82,6 +82,8 @@ export interface RecoveryInput {
   maxAutoContinue: number;
   backoffSeconds: readonly number[];
   hasUnfinishedWork: boolean;
+  /** The turn was waiting for a limit's reset until this time (ms): it resumes then, and its window runs from then. */
+  waitUntil?: number;
 }
 
 export type RecoveryDecision =
@@ -92,15 +94,19 @@ export type RecoveryDecision =
  * Whether a session whose turn was left open is resumed: never when `maxAutoContinue` is 0, when no turn is open,
  * when its process still runs, when the turn opened more than 30 minutes ago (or in the future), when it has no
  * unfinished work, or when the stretch already used every attempt. A resume is an automatic attempt: it waits the
- * backoff for the attempts made so far and counts one more.
+ * backoff for the attempts made so far and counts one more. A turn that was waiting for a limit's reset (`waitUntil`)
+ * resumes at the reset (the attempt was counted when the wait began), and its 30 minutes run from the reset.
  */
 export function decideRecovery(input: RecoveryInput): RecoveryDecision {
   if (input.maxAutoContinue <= 0) return { kind: 'skip', reason: 'off' };
   if (input.openSince === undefined) return { kind: 'skip', reason: 'not_interrupted' };
   if (input.ownerAlive) return { kind: 'skip', reason: 'owner_alive' };
-  const age = input.now - input.openSince;
+  const waitUntil = input.waitUntil !== undefined && input.waitUntil >= input.openSince ? input.waitUntil : undefined;
+  const since = waitUntil !== undefined ? Math.min(waitUntil, input.now) : input.openSince;
+  const age = input.now - since;
   if (age < 0 || age > CRASH_RECOVERY_WINDOW_MS) return { kind: 'skip', reason: 'stale' };
   if (!input.hasUnfinishedWork) return { kind: 'skip', reason: 'no_work' };
+  if (waitUntil !== undefined) return { kind: 'resume', delayMs: Math.max(0, waitUntil - input.now), attempt: Math.max(1, input.attempts) };
   if (input.attempts >= input.maxAutoContinue) return { kind: 'skip', reason: 'exhausted' };
   return { kind: 'resume', delayMs: backoffDelayMs(input.backoffSeconds, input.attempts), attempt: input.attempts + 1 };
 }

@@ -144,3 +144,15 @@ export function levelFromPriority(priority: number): PriorityLevel {
   if (priority > 0) return 'low';
   return 'none';
 }
+
+/**
+ * `at` (ms) as a person reads it in the account's zone: `HH:MM` when it is today there, else `YYYY-MM-DD HH:MM`
+ * (plain digits, the same in every locale).
+ */
+export function localTime(deps: { now: () => number; timeZone?: string }, at: number): string {
+  const zone = resolveTimeZone(deps.timeZone);
+  const parts = new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).formatToParts(new Date(at));
+  const part = (type: string) => parts.find((p) => p.type === type)?.value ?? '';
+  const time = `${part('hour')}:${part('minute')}`;
+  return calendarDate(new Date(at), zone) === calendarDate(new Date(deps.now()), zone) ? time : `${part('year')}-${part('month')}-${part('day')} ${time}`;
+}

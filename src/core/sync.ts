@@ -7,6 +7,7 @@ import { lateFeedback, processAcceptance } from './acceptance';
 import { isBundleTaskTitle } from './acceptance-report';
 import type { EngineDeps } from './engine-context';
 import { WorkError } from './engine-context';
+import { claimLapsed, reportExpiredClaim } from './claim-release';
 import { finalizeBlocker, finalizeWork } from './finalize';
 import { getLocale } from './locale';
 import { occurrenceKey } from './schedule';
@@ -29,6 +30,8 @@ export interface SyncReport {
   resumed: string[];
   /** Works the person resumed by answering in Dida (their answer waits in the state for the model). */
   answered: string[];
+  /** Works whose claim's holder was gone: said once in Dida, and back in the queue. */
+  released: string[];
   finalized: string[];
   /** Works the person re-opened in Dida after review (a new round). */
   reopened: string[];
@@ -51,7 +54,7 @@ export function taskOccurrence(task: Task, deps: EngineDeps): string {
  * interrupted finalization. A deleted list is `list_missing`, an archived one `list_closed` (WorkError).
  */
 export async function syncList(deps: EngineDeps, projectId: string): Promise<SyncReport> {
-  const report: SyncReport = { projectId, tasks: [], adopted: [], updated: [], closed: [], accepted: [], reworks: [], resumed: [], answered: [], finalized: [], reopened: [], rebuilt: [], errors: [] };
+  const report: SyncReport = { projectId, tasks: [], adopted: [], updated: [], closed: [], accepted: [], reworks: [], resumed: [], answered: [], released: [], finalized: [], reopened: [], rebuilt: [], errors: [] };
   const before = await deps.state.read();
   const revs = new Map(Object.entries(before.works).map(([k, w]) => [k, w.rev]));
   let tasks: Task[];
@@ -178,6 +181,9 @@ export async function syncList(deps: EngineDeps, projectId: string): Promise<Syn
       } else if (work.phase === 'closed' && work.outcome === 'rework' && work.acceptance?.reworkTaskId && current.works[work.acceptance.reworkTaskId]?.phase === 'open') {
         const added = await lateFeedback(deps, key);
         if (added > 0) report.updated.push(work.acceptance.reworkTaskId);
+      } else if (openIds.has(work.taskId) && claimLapsed(deps, current, work)) {
+        // A claim whose holder is gone: said once in Dida, and the Work is back in the queue.
+        if (await reportExpiredClaim(deps, key)) report.released.push(key);
       } else if (work.phase === 'finalizing' || orphanedSettled(work, touched, deps.now())) {
         const outcome = await finalizeWork(deps, key);
         if (outcome.status === 'finalized') report.finalized.push(key);

@@ -20,10 +20,10 @@ export const MAX_HANDLED_COMMENTS = 200;
  * task is filed and the reason is commented. Idempotent: calling it again while waiting changes nothing.
  * Steps are never faked complete.
  */
-export async function waitForHuman(deps: EngineDeps, key: string, reason: string): Promise<WorkRecord> {
+export async function waitForHuman(deps: EngineDeps, key: string, reason: string, cause = 'asked'): Promise<WorkRecord> {
   const text = sanitizeForDida(reason, { maxLength: 1000 });
   if (text === '') throw new WorkError('invalid_text', 'The reason is empty; say in one sentence what the person needs to do.');
-  const outcome = await enterWaiting(deps, key, { reason: text, comment: waitingComment(deps, text), reminder: true, writePriority: true });
+  const outcome = await enterWaiting(deps, key, { reason: text, comment: waitingComment(deps, text), reminder: true, writePriority: true, cause });
   return outcome.work;
 }
 
@@ -57,6 +57,7 @@ interface WaitingSpec {
   reminder: boolean;
   writePriority: boolean;
   pausedBy?: WaitingRecord['pausedBy'];
+  cause?: string;
   previousPriority?: number;
   handled?: string[];
   /** Only a Work that is open and not waiting enters (a pause); else an ask on a waiting Work just finishes its posts. */
@@ -100,6 +101,7 @@ async function enterWaiting(deps: EngineDeps, key: string, spec: WaitingSpec): P
         since: deps.now(),
         comment,
         ...(spec.pausedBy ? { pausedBy: spec.pausedBy } : {}),
+        ...(spec.cause ? { cause: spec.cause } : {}),
       };
       markHandled(work, spec.handled ?? []);
       await saveWork(deps, work, (state) => queueComment(state, { projectId: work.projectId, taskId: work.taskId, workKey: key, text: comment, createdAt: deps.now() }));

@@ -12,9 +12,12 @@ import type { Route } from './route-tags';
 import { priorityFromLevel, type SettablePriorityLevel } from './schedule';
 import { changeSteps, type StepChange, type StepChangeOptions, type StepChangeResult } from './step-ops';
 import { syncList, type SyncReport } from './sync';
-import { MAX_ITEM_TITLE_LENGTH, MAX_REPORT_LENGTH, MAX_TITLE_LENGTH, sanitizeForDida } from './text-guard';
+import { MAX_COMMENT_LENGTH, MAX_ITEM_TITLE_LENGTH, MAX_REPORT_LENGTH, MAX_TITLE_LENGTH, sanitizeForDida } from './text-guard';
 import { resumeWork, waitForHuman } from './waiting';
-import { flushWorkOutbox } from './outbox';
+import { flushWorkOutbox, queueComment } from './outbox';
+import { causeKey, type NeedsPersonCause } from './stop-policy';
+import { localTime } from './schedule';
+import { heldBySession, releaseClaim } from './claim-release';
 import { keyOf, loadWork, saveWork, stepIdFactory, withWork } from './work-io';
 import { SETTLED, visibleSteps, type EngineState, type SessionRecord, type WorkRecord } from './work-state';
 
@@ -190,9 +193,61 @@ export class WorkEngine {
     return keyOf(work);
   }
 
-  /** Asks a person for help on the current Work (or `key`). */
-  async waitForHuman(sessionId: string, reason: string, key?: string): Promise<WorkRecord> {
-    return waitForHuman(this.deps, key ?? (await this.requireCurrent(sessionId)), reason);
+  /** Asks a person for help on the current Work (or `key`); `cause` says why for status (default: the agent asked). */
+  async waitForHuman(sessionId: string, reason: string, key?: string, cause?: string): Promise<WorkRecord> {
+    return waitForHuman(this.deps, key ?? (await this.requireCurrent(sessionId)), reason, cause);
+  }
+
+  /**
+   * The session stops (its one-shot process ends, or it was disposed): each Work it holds that is open, not waiting and
+   * not settled is released in Dida with a word on how far it got (see releaseClaim). Never throws for Dida faults:
+   * what fails is logged, and the claim then lapses with its lease. Returns the keys released.
+   */
+  async releaseSession(sessionId: string): Promise<string[]> {
+    const state = await this.deps.state.read();
+    const released: string[] = [];
+    for (const key of state.sessions[sessionId]?.touched ?? []) {
+      const work = state.works[key];
+      if (!work || work.phase !== 'open' || work.waiting || !heldBySession(this.deps, work, sessionId)) continue;
+      if (visibleSteps(work).length > 0 && visibleSteps(work).every((s) => SETTLED.has(s.status))) continue;
+      try {
+        if (await releaseClaim(this.deps, key, sessionId)) released.push(key);
+      } catch (error) {
+        this.deps.log?.(`could not release Work ${key} in Dida (its claim lapses after its lease): ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+    return released;
+  }
+
+  /**
+   * A model failure nothing automatic can fix (see classifyFailure): the session's current Work waits for the person
+   * at once, its 🙋 reminder saying what stopped it and what they can do. Undefined when the session has no open current
+   * Work (nothing in Dida to flag).
+   */
+  async waitForModelFailure(sessionId: string, cause: NeedsPersonCause, code: string, until?: number): Promise<WorkRecord | undefined> {
+    const work = await this.currentWork(sessionId);
+    if (!work || work.phase !== 'open') return undefined;
+    const reason = this.deps.locale.t(causeKey(cause), { error: code, ...(until !== undefined ? { time: localTime(this.deps, until) } : {}) });
+    return waitForHuman(this.deps, keyOf(work), reason, cause);
+  }
+
+  /**
+   * The session waits for a model limit's reset: says once on its current Work when it carries on by itself (the time
+   * in the account's zone). False when there is no open current Work, or it said so already for this reset.
+   */
+  async noteWaitUntil(sessionId: string, until: number): Promise<boolean> {
+    const work = await this.currentWork(sessionId);
+    if (!work || work.phase !== 'open' || work.waiting) return false;
+    const key = keyOf(work);
+    const comment = sanitizeForDida(this.deps.locale.t('dida.comment.waitUntil', { time: localTime(this.deps, until) }), { maxLength: MAX_COMMENT_LENGTH });
+    let queued = false;
+    await this.deps.state.update((state) => {
+      if (state.outbox.some((e) => e.workKey === key && e.text === comment)) return;
+      queueComment(state, { projectId: work.projectId, taskId: work.taskId, workKey: key, text: comment, createdAt: this.deps.now() });
+      queued = true;
+    });
+    if (queued) await withWork(this.deps, key, () => flushWorkOutbox(this.deps, key));
+    return queued;
   }
 
   async resume(sessionId: string, key?: string): Promise<WorkRecord> {

@@ -67,6 +67,11 @@ export const WaitingSchema = z.object({
   /** That comment as Dida shows it, once found: its id and `createdTime` (ms). */
   anchorCommentId: z.optional(z.string()),
   anchorAt: z.optional(z.number()),
+  /**
+   * Why it waits, for `dida-todo status`: the agent asked, automatic continuation gave up, or a model failure no retry
+   * fixes (`auth`, `quota`, `invalid_request`, `limit`, `unknown`); absent in records of older versions (the agent asked).
+   */
+  cause: z.optional(z.string()),
   /** The person answered (or set the priority back) during this wait; set before the resume is written. */
   answered: z.optional(z.boolean()),
 });

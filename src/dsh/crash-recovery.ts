@@ -8,6 +8,7 @@ import type { EngineState } from '../core/work-state';
 import { findBinding, type DidaTodoConfig } from '../store/config-store';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
+import type { WaitMark } from './continuation';
 import { optionalServices, personIsWaiting, pluginMessage, type HostAgent } from './ports';
 import { THIS_PROCESS, type MarkedSession, type TurnMarker } from './turn-markers';
 
@@ -86,6 +87,7 @@ export class CrashRecovery {
       maxAutoContinue: this.deps.row.maxAutoContinue,
       backoffSeconds: this.deps.row.backoff,
       hasUnfinishedWork: unfinishedWork(state, id, this.factsOf(id, record)) !== undefined,
+      ...((record as WaitMark | undefined)?.waitUntil ? { waitUntil: (record as WaitMark).waitUntil!.until } : {}),
     });
   }
 
@@ -121,6 +123,7 @@ export class CrashRecovery {
       delete session.turnOpenSince;
       delete session.turnOpenPid;
       delete session.turnOpenBy;
+      delete (session as WaitMark).waitUntil;
       if (attempt !== undefined) {
         session.autoAttempts = attempt;
         session.lastAutoAt = now;

@@ -107,8 +107,8 @@ export class DshHost {
     this.recoveryOptions = { ...(options.pid !== undefined ? { pid: options.pid } : {}), ...(options.isAlive ? { isAlive: options.isAlive } : {}) };
     this.panel = new Panel(this.deps);
     this.grant = new QueueGrant(this.deps, () => this.config.queueTriggers);
-    this.continuation = new Continuation(this.deps, this.counter);
     this.phone = new PhoneControl(this.deps, this.engine, this.counter, () => this.binding.config);
+    this.continuation = new Continuation(this.deps, this.counter, (track) => this.phone.lookForPause(track));
     this.poller = new Poller(this.deps, this.counter, () => this.phone.afterPoll());
     this.settler = new IdleSettle(this.deps, this.binding, this.markers);
   }
@@ -231,6 +231,7 @@ export class DshHost {
   /** Resolves the live binding (no Dida traffic when unbound), then lets crash recovery look at the session. */
   private async attach(track: AgentTrack): Promise<void> {
     await this.binding.refresh();
+    if (track.binding) await this.markers.markLive(track);
     await (await this.crashRecovery()).onAttached(track);
   }
 
@@ -295,9 +296,22 @@ export class DshHost {
     return extra.length ? { ...decision, messages: [...decision.messages, ...extra] } : decision;
   }
 
+  /**
+   * The session is disposed (it ended in a long-lived profile): what it was working on is released in Dida for other
+   * sessions, with a word on how far it got.
+   */
   async release(id: string): Promise<void> {
     const track = this.tracker.remove(id);
-    if (track) await Promise.allSettled([...track.background]);
+    if (!track) return;
+    await Promise.allSettled([...track.background]);
+    if (!track.binding || track.subagent || this.lifetime.signal.aborted) return;
+    try {
+      const released = await (await this.engine()).releaseSession(id);
+      if (released.length) log(`session ${id} ended with steps open: released ${released.join(', ')} for other sessions`);
+      await this.markers.markGone(id);
+    } catch (error) {
+      log(`releasing the Works of session ${id} failed (their claims lapse after the lease): ${messageOf(error)}`);
+    }
   }
 
   async dispose(): Promise<void> {

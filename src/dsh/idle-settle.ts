@@ -1,6 +1,7 @@
 // At idle: the turn is closed (nothing to recover), and every settled Work the session touched is sent for review.
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import { inBackground, type AgentTrack } from './agent-tracker';
+import { optionalServices } from './ports';
 import type { TurnMarkers } from './turn-markers';
 import type { LiveBinding } from './live-binding';
 
@@ -40,6 +41,12 @@ export class IdleSettle {
     const engine = await this.deps.engine();
     for (const { outcome } of await engine.settle(track.sessionId)) {
       if (outcome.status === 'failed') this.deps.log(`sending for review failed (will retry): ${messageOf(outcome.message)}`);
+    }
+    // A one-shot run ends with its turn: nobody works on what it leaves open, so its claims are released now.
+    if (optionalServices.isOneShot(this.deps.ctx) && track.agent.status !== 'running') {
+      const released = await engine.releaseSession(track.sessionId);
+      if (released.length) this.deps.log(`the run ended with steps open: released ${released.join(', ')} for other sessions`);
+      await this.markers.markGone(track.sessionId);
     }
   }
 }

@@ -53,6 +53,17 @@ export class PhoneControl {
     });
   }
 
+  /** A look for a pause on the session's current Work now (cancels its turn when paused); true when it was paused. */
+  async lookForPause(track: AgentTrack): Promise<boolean> {
+    if (!track.binding || track.subagent) return false;
+    try {
+      return await (await this.load()).pause.atBoundary(track, true);
+    } catch (error) {
+      this.deps.log(`answers and pauses from Dida: ${messageOf(error)} (looked at again later)`);
+      return false;
+    }
+  }
+
   /** The session went idle: its stretch of work ended. */
   onIdle(track: AgentTrack): void {
     void this.parts?.then(({ pause }) => pause.onIdle(track)).catch(() => undefined);

@@ -24,6 +24,8 @@ export interface RowConfig {
   maxAutoContinue: number;
   /** Delays in seconds before each automatic resume; the last one repeats. */
   backoff: number[];
+  /** Longest wait, in minutes, for a model limit's known reset before the Work goes to the person instead. */
+  maxWaitMinutes: number;
   /** Poll the bound list for new work while the session is idle. */
   poll: boolean;
   /** Minutes between polls. */
@@ -128,6 +130,7 @@ const ROW_SHAPE: Shape = {
   locale: { field: oneOf(['zh', 'en']), default: () => 'zh' },
   maxAutoContinue: { field: integer(0, 50), default: () => 5 },
   backoff: { field: list(seconds), default: () => [...DEFAULT_BACKOFF_SECONDS] },
+  maxWaitMinutes: { field: integer(0, 24 * 60), default: () => 300 },
   poll: { field: boolean, default: () => false },
   pollIntervalMinutes: { field: integer(1, 1440), default: () => 10 },
   queueTriggers: { field: list(nonEmptyString), default: () => [...DEFAULT_QUEUE_TRIGGERS] },

@@ -2,6 +2,7 @@
 // and in which directory — what crash recovery looks for after a crash.
 import { randomUUID } from 'node:crypto';
 import type { SessionWorkFacts } from '../core/continuation-policy';
+import type { LiveMark } from '../core/claim-release';
 import type { SessionRecord } from '../core/work-state';
 import type { AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
@@ -28,7 +29,7 @@ export interface TurnMarker {
 /** This process's mark on the turns it opens. */
 export const THIS_PROCESS = randomUUID();
 
-export type MarkedSession = SessionRecord & TurnMarker;
+export type MarkedSession = SessionRecord & TurnMarker & LiveMark;
 
 export class TurnMarkers {
   constructor(
@@ -66,6 +67,30 @@ export class TurnMarkers {
   }
 
   /**
+   * The session is live in this process (its claims hold while the process lives): the record names the process.
+   * Written only when it names another process.
+   */
+  async markLive(track: AgentTrack): Promise<void> {
+    if (((await this.deps.state.read()).sessions[track.sessionId] as LiveMark | undefined)?.livePid === this.pid) return;
+    await this.deps.state.update((state) => {
+      const session = (state.sessions[track.sessionId] ??= { touched: [], autoAttempts: 0, updatedAt: 0 }) as MarkedSession;
+      session.livePid = this.pid;
+      session.cwd = track.cwd;
+    });
+  }
+
+  /** The session is gone from this process (disposed, or its one-shot run ended). */
+  async markGone(sessionId: string): Promise<void> {
+    if (((await this.deps.state.read()).sessions[sessionId] as LiveMark | undefined)?.livePid === undefined) return;
+    await this.deps.state.update((state) => {
+      const session = state.sessions[sessionId] as MarkedSession | undefined;
+      if (!session) return;
+      delete session.livePid;
+      if (session.turnOpenSince === undefined && holdsNothing(session)) delete state.sessions[sessionId];
+    });
+  }
+
+  /**
    * The session's turn ended (idle): nothing to recover. Writes only when a marker is there. A record left holding
    * nothing else (no current Work, no Work touched, no automatic attempts counted) is dropped, so sessions that only
    * talked — each headless one-shot is a new session — do not pile up in the state.
@@ -96,7 +121,7 @@ function sameFacts(recorded: TurnMarker['turnFacts'], facts: SessionWorkFacts): 
 }
 
 /** Keys a record may carry that say nothing once the turn is closed. */
-const EMPTY_KEYS = new Set(['touched', 'autoAttempts', 'updatedAt', 'cwd', 'lastAutoAt']);
+const EMPTY_KEYS = new Set(['touched', 'autoAttempts', 'updatedAt', 'cwd', 'lastAutoAt', 'livePid']);
 
 /** A closed session record with nothing in it that anything reads (an absent record means the same). */
 function holdsNothing(session: MarkedSession): boolean {

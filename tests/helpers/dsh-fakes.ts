@@ -226,6 +226,9 @@ export function fakeEngine(overrides: Partial<Record<keyof EnginePort, AnyFn>> =
     waitForHuman: vi.fn<AnyFn>(async () => undefined),
     switchTo: vi.fn<AnyFn>(async (_s: string, _p: string, key: string) => work(key, ['in_progress'])),
     withSignal: vi.fn<AnyFn>(() => engine),
+    releaseSession: vi.fn<AnyFn>(async () => []),
+    waitForModelFailure: vi.fn<AnyFn>(async () => undefined),
+    noteWaitUntil: vi.fn<AnyFn>(async () => false),
   };
   for (const [name, fn] of Object.entries(overrides) as Array<[keyof EnginePort, AnyFn]>) {
     engine[name] = vi.isMockFunction(fn) ? (fn as Mock<AnyFn>) : vi.fn<AnyFn>(fn);

@@ -128,7 +128,8 @@ describe('claiming a Work', () => {
     expect(again).toEqual({ result: { status: 'won', posted: false }, count: 1 });
     expect(await claimWork(h.deps, taskId, B)).toEqual({ status: 'lost' });
     expect(comments()).toEqual(['🤖 test-host 开始处理（会话 aaaa1111）']);
-    expect((await h.state()).works[taskId]!.claim?.holder).toBe('elsewhere');
+    // The record names who holds it (for status and for the lease), not only that someone else does.
+    expect((await h.state()).works[taskId]!.claim?.holder).toBe('test-host#aaaa1111');
     await expect(requireClaim(h.deps, taskId, B)).rejects.toMatchObject({ code: 'claimed_elsewhere' });
   });
 

@@ -113,8 +113,10 @@ describe('many hosts, one list', () => {
       // Host A dies; after the lease passes with no progress host B may take the Work over.
       b.deps.now = () => Date.now() + 61_000;
       expect((await b.engine.claimNext('sb', list.id))?.taskId).toBe(task.id);
-      const claims = sim.listComments(task.id).map((c) => parseClaim(c.title)?.host);
-      expect(claims).toEqual(['host-a', 'host-b']);
+      const comments = sim.listComments(task.id).map((c) => c.title);
+      expect(comments.map((c) => parseClaim(c)?.host)).toEqual(['host-a', undefined, 'host-b']);
+      // Host B said once, before taking it, that host A's session stopped and where.
+      expect(comments[1]).toMatch(/^🤖 host-a 上的会话 sa 已停止：\d+ 分钟没有进展，已完成 0\/1 步。这项工作已回到队列。$/);
     } finally {
       await a.close();
       await b.close();
