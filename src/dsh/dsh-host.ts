@@ -44,6 +44,8 @@ export interface HostOptions {
   /** This process's id and a liveness check, for crash recovery. */
   pid?: number;
   isAlive?: (pid: number) => boolean;
+  /** This process's mark on the turns it opens (tests start two "processes" in one). */
+  mark?: string;
 }
 
 export class DshHost {
@@ -57,7 +59,7 @@ export class DshHost {
   /** Crash recovery, loaded on first use (it is not needed for the first request). */
   private recovery: CrashRecovery | undefined;
   private recoveryLoad: Promise<CrashRecovery> | undefined;
-  private readonly recoveryOptions: { pid?: number; isAlive?: (pid: number) => boolean };
+  private readonly recoveryOptions: { pid?: number; isAlive?: (pid: number) => boolean; mark?: string };
   readonly poller: Poller;
   private readonly counter: StretchCounter;
   private readonly sync: ListSync;
@@ -103,8 +105,12 @@ export class DshHost {
     this.sync = new ListSync(this.deps);
     this.binding = new LiveBinding(this.deps, (track) => this.sync.start(track, 'session'));
     this.counter = new StretchCounter(this.deps);
-    this.markers = new TurnMarkers(this.deps, options.pid);
-    this.recoveryOptions = { ...(options.pid !== undefined ? { pid: options.pid } : {}), ...(options.isAlive ? { isAlive: options.isAlive } : {}) };
+    this.markers = new TurnMarkers(this.deps, options.pid, options.mark);
+    this.recoveryOptions = {
+      ...(options.pid !== undefined ? { pid: options.pid } : {}),
+      ...(options.isAlive ? { isAlive: options.isAlive } : {}),
+      ...(options.mark ? { mark: options.mark } : {}),
+    };
     this.panel = new Panel(this.deps);
     this.grant = new QueueGrant(this.deps, () => this.config.queueTriggers);
     this.phone = new PhoneControl(this.deps, this.engine, this.counter, () => this.binding.config);

@@ -75,7 +75,7 @@ describe('LazyHost', () => {
       // The load that started is the one returned: wait for it and for the host's first read of config.yaml.
       await lazy.load();
       // Whatever restriction was placed before config.yaml was read is lifted: the session sees every tool.
-      const lifted = () => agent.ctx.tools.restrict.mock.results.every((placed: { value: { mock: { calls: unknown[] } } }) => placed.value.mock.calls.length > 0);
+      const lifted = () => agent.ctx.tools.restrict.mock.results.every((placed) => (placed.value as { mock: { calls: unknown[] } }).mock.calls.length > 0);
       for (let i = 0; i < 100 && !lifted(); i++) await settle(50);
       for (const placed of agent.ctx.tools.restrict.mock.results) expect(placed.value).toHaveBeenCalled();
       const section = host.sections[0]!;
