@@ -163,6 +163,45 @@ describe('status', () => {
     expect(human.out).toMatch(/"Broken one": Dida answered 500 \(2 attempts\)/);
   });
 
+  it('shows each open Work of the list: who holds it (alive, stopped, another machine), why it waits, late comments', async () => {
+    await h.run(['login', '--token', sim.token, ...base]);
+    await h.run(['bind', 'Work', ...base]);
+    const config = await readFile(path.join(h.configDir, 'config.yaml'), 'utf8');
+    await writeFile(path.join(h.configDir, 'config.yaml'), `hostLabel: box\n${config}`);
+    const now = Date.now();
+    const step = (status: string) => ({ id: `s-${status}`, title: status, status, origin: 'agent', updatedAt: 1 });
+    await writeState({
+      version: 1,
+      sessions: {
+        'session-live1234': { touched: [], autoAttempts: 0, updatedAt: now, livePid: process.pid },
+        'session-dead5678': { touched: [], autoAttempts: 0, updatedAt: now, livePid: 2 ** 22 + 17 },
+      },
+      outbox: [{ id: 'o1', projectId: work.id, taskId: 'a', workKey: 'a', text: '已完成：x', createdAt: now - 20 * 60_000, uncertain: false, attempts: 0, kind: 'note' }],
+      works: {
+        a: workRecord('a', 'Running here', { steps: [step('completed'), step('in_progress')], claim: { holder: 'box#live1234', at: now - 60_000 } }),
+        b: workRecord('b', 'Crashed here', { claim: { holder: 'box#dead5678', at: now - 60_000 } }),
+        c: workRecord('c', 'Elsewhere', { claim: { holder: 'laptop#abcd0000', at: now - 60_000 } }),
+        d: workRecord('d', 'Out of balance', { priority: 0, waiting: { reason: 'r', previousPriority: 3, applied: true, since: now, cause: 'quota' } }),
+        e: workRecord('e', 'Paused', { priority: 0, waiting: { reason: 'r', previousPriority: 3, applied: true, since: now, pausedBy: 'priority' } }),
+        f: workRecord('f', 'Done', { phase: 'closed' }),
+      },
+    });
+    const json = (await h.run(['status', ...base, '--json'])).json<{ works: Array<Record<string, any>> }>();
+    const byTitle = Object.fromEntries(json.works.map((w) => [w.title, w]));
+    expect(Object.keys(byTitle)).toEqual(['Running here', 'Crashed here', 'Elsewhere', 'Out of balance', 'Paused']);
+    expect(byTitle['Running here']).toMatchObject({ steps: { done: 1, total: 2 }, holder: { host: 'box', session: 'live1234', alive: true }, waiting: null });
+    expect(byTitle['Running here']!.commentsWaitingSince).toBe(new Date(now - 20 * 60_000).toISOString());
+    expect(byTitle['Crashed here']!.holder).toMatchObject({ host: 'box', alive: false });
+    expect(byTitle['Elsewhere']!.holder).toMatchObject({ host: 'laptop', session: 'abcd0000', alive: null });
+    expect(byTitle['Out of balance']!.waiting).toMatchObject({ reason: 'quota' });
+    expect(byTitle['Paused']!.waiting).toMatchObject({ reason: 'paused' });
+    const human = (await h.run(['status', ...base])).out;
+    expect(human).toMatch(/"Running here": 1\/2 steps; held by session live1234 on box \(since .+, its process is running\); progress comments waiting since/);
+    expect(human).toMatch(/"Crashed here": 0\/0 steps; nobody is working on it; was held by session dead5678 on box/);
+    expect(human).toMatch(/"Elsewhere": .*held by session abcd0000 on another machine, laptop/);
+    expect(human).toMatch(/"Out of balance": .*waiting for you: the model service's balance or quota is used up/);
+  });
+
   it('says which reviews were rebuilt from Dida after the state file was lost, read through the change log', async () => {
     await writeState({ version: 2, logGen: 1, works: {} });
     await writeFile(`${h.stateFile}.log`, `${JSON.stringify({ gen: 1 })}\n${JSON.stringify({ s: 'rebuilt', v: [{ at: Date.UTC(2026, 10, 30, 9, 5), what: 'review todo "加日志"' }] })}\n`);

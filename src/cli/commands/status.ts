@@ -1,6 +1,7 @@
 // `dida-todo status`: token source, the endpoint in use and whether it answers, bindings, pending acceptances and
 // state problems. Reads only: it never writes config, credentials or state (a damaged state file is reported, not moved).
 import { readdir } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { helpText, parseArgs, type FlagSpec } from '../cli-args';
 import type { CliIo } from '../cli-io';
@@ -27,6 +28,7 @@ import { describeIssues } from '../../common/schema-issues';
 import { checkList } from '../../core/bindings';
 import { normaliseRouteTag } from '../../core/route-tags';
 import { ENGINE_STATE_VERSION, type EngineState } from '../../core/work-state';
+import { workOverview, type WaitReason } from '../../core/work-overview';
 import { engineStateStore } from '../../wiring/runtime';
 import { isDidaError } from '../../dida/dida-error';
 import type { Project } from '../../dida/types';
@@ -178,6 +180,10 @@ export async function statusCommand(argv: readonly string[], io: CliIo, ctx: Cli
     });
   }
 
+  // The open Works of the directory's list: who holds each one, why it waits.
+  const hostLabel = config?.hostLabel ?? os.hostname();
+  const openWorks = covering && state.state ? workOverview(state.state, covering.projectId, Date.now(), hostLabel) : [];
+
   const exitCode = pickExit(problems);
   const report: StatusReport = {
     ok: exitCode === EXIT.ok,
@@ -194,6 +200,15 @@ export async function statusCommand(argv: readonly string[], io: CliIo, ctx: Cli
     bindings,
     pendingAcceptances,
     finalizeErrors,
+    works: openWorks.map((w) => ({
+      work: w.key,
+      title: w.title,
+      phase: w.phase,
+      steps: w.steps,
+      holder: w.holder ? { host: w.holder.host, session: w.holder.session, since: new Date(w.holder.since).toISOString(), alive: w.holder.alive } : null,
+      waiting: w.waiting ? { reason: w.waiting.reason, since: new Date(w.waiting.since).toISOString() } : null,
+      commentsWaitingSince: w.commentsWaitingSince !== undefined ? new Date(w.commentsWaitingSince).toISOString() : null,
+    })),
     rebuilt: (state.state?.rebuilt ?? []).map((r) => ({ at: new Date(r.at).toISOString(), what: r.what })),
     stateFile: { file: state.file, exists: state.exists, works: state.works, problem: state.problem ?? null },
     problems: problems.map(({ severity, code, message }) => ({ severity, code, message })),
@@ -277,6 +292,16 @@ interface StatusReport {
   bindings: Array<{ cwd: string; projectId: string; label: string | null; tag: string | null; list: ListState }>;
   pendingAcceptances: Array<{ work: string; title: string; list: string | null; acceptanceTaskId: string | null }>;
   finalizeErrors: Array<{ work: string; title: string; lastError: string; attempts: number }>;
+  /** The open Works of the directory's list: who holds each (alive: true here and running, false stopped, null another machine), why it waits. */
+  works: Array<{
+    work: string;
+    title: string;
+    phase: string;
+    steps: { done: number; total: number };
+    holder: { host: string; session: string; since: string; alive: boolean | null } | null;
+    waiting: { reason: WaitReason; since: string } | null;
+    commentsWaitingSince: string | null;
+  }>;
   /** What was rebuilt from Dida after the state file was lost (review todos whose records were gone). */
   rebuilt: Array<{ at: string; what: string }>;
   stateFile: { file: string; exists: boolean; works: number; problem: string | null };
@@ -293,7 +318,7 @@ interface PrintContext {
 /** The table a person reads. Everything that came from Dida (list names, Work titles, errors) is terminal-safe. */
 function printHuman(io: CliIo, s: Style, r: StatusReport, p: PrintContext): void {
   const { t } = p.text;
-  const labels = ['cli.status.row.token', 'cli.status.row.dida', 'cli.status.row.config', 'cli.status.row.directory', 'cli.status.row.bindings', 'cli.status.row.acceptance', 'cli.status.row.finalize', 'cli.status.row.rebuilt', 'cli.status.row.state'] as const;
+  const labels = ['cli.status.row.token', 'cli.status.row.dida', 'cli.status.row.config', 'cli.status.row.directory', 'cli.status.row.bindings', 'cli.status.row.works', 'cli.status.row.acceptance', 'cli.status.row.finalize', 'cli.status.row.rebuilt', 'cli.status.row.state'] as const;
   const column = Math.max(...labels.map((k) => displayWidth(t(k)))) + 2;
   const row = (key: (typeof labels)[number], value: string) => io.out(`${s.bold(padDisplay(t(key), column))}${value}\n`);
   const listWord = (state: ListState) => (state === 'open' ? s.good(t('cli.status.list.open')) : state === 'unknown' ? s.dim(t('cli.status.list.unknown')) : s.bad(t(state === 'archived' ? 'cli.status.list.archived' : 'cli.status.list.missing')));
@@ -318,6 +343,25 @@ function printHuman(io: CliIo, s: Style, r: StatusReport, p: PrintContext): void
   } else row('cli.status.row.directory', `${r.cwd} — ${s.warn(r.configFile.problem ? t('cli.status.list.unknown') : t('cli.status.notBoundShort'))}`);
   row('cli.status.row.bindings', r.configFile.problem ? s.dim(t('cli.status.list.unknown')) : r.bindings.length === 0 ? t('cli.status.none') : String(r.bindings.length));
   for (const b of r.bindings) io.out(`  ${b.cwd} → ${name(b.label, b.projectId)}${tagged(b.tag)} ${listWord(b.list)}\n`);
+  if (r.binding) {
+    row('cli.status.row.works', r.works.length === 0 ? t('cli.status.worksNone') : p.text.plural('cli.status.works', r.works.length));
+    const when = (iso: string) => {
+      const d = new Date(iso);
+      const two = (n: number) => String(n).padStart(2, '0');
+      return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ${two(d.getHours())}:${two(d.getMinutes())}`;
+    };
+    for (const w of r.works) {
+      const parts = [t('cli.status.work.steps', w.steps)];
+      if (w.waiting) parts.push(s.warn(t(`cli.status.work.wait.${w.waiting.reason}`, { since: when(w.waiting.since) })));
+      else if (!w.holder || w.holder.alive === false) parts.push(t('cli.status.work.free'));
+      if (w.holder) {
+        const vars = { host: safeText(w.holder.host), session: safeText(w.holder.session || '-'), since: when(w.holder.since) };
+        parts.push(w.holder.alive === true ? t('cli.status.work.heldAlive', vars) : w.holder.alive === false ? s.dim(t('cli.status.work.heldGone', vars)) : t('cli.status.work.heldRemote', vars));
+      }
+      if (w.commentsWaitingSince) parts.push(s.warn(t('cli.status.work.commentsLate', { since: when(w.commentsWaitingSince) })));
+      io.out(`  "${safeText(w.title)}": ${parts.join('; ')}\n`);
+    }
+  }
   row('cli.status.row.acceptance', r.pendingAcceptances.length === 0 ? t('cli.status.nothingWaiting') : p.text.plural('cli.status.waiting', r.pendingAcceptances.length));
   for (const a of r.pendingAcceptances) {
     const list = a.list ? t('cli.status.inList', { list: safeText(a.list) }) : '';
