@@ -26,7 +26,8 @@ export type Behaviour =
   | { kind: 'contentFilter'; text?: string; delayMs?: number }
   | { kind: 'drop'; text?: string; delayMs?: number }
   | { kind: 'reset'; delayMs?: number }
-  | { kind: 'stall'; text?: string; keepaliveMs?: number; delayMs?: number };
+  | { kind: 'stall'; text?: string; keepaliveMs?: number; delayMs?: number }
+  | { kind: 'httpError'; status: number; message: string; type: string; delayMs?: number };
 
 /** Plain text answer, `finish_reason: stop`. */
 export const text = (msg: string, opts: { delayMs?: number } = {}): Behaviour => ({ kind: 'text', text: msg, ...opts });
@@ -42,6 +43,8 @@ export const toolCalls = (calls: ToolCallSpec[], opts: { text?: string; delayMs?
 export const rateLimit = (retryAfterSeconds = 1): Behaviour => ({ kind: 'rateLimit', retryAfterSeconds });
 /** HTTP 503 (or another status such as 529) `Overloaded`. */
 export const overloaded = (status = 503): Behaviour => ({ kind: 'overloaded', status });
+/** Any error answer, e.g. 402 `Insufficient Balance` (dsh's QUOTA) or 401 (AUTH). */
+export const httpError = (status: number, message: string, type = 'invalid_request_error'): Behaviour => ({ kind: 'httpError', status, message, type });
 /** Some text, then `finish_reason: content_filter`. */
 export const contentFilter = (partial = 'FAKE_PARTIAL '): Behaviour => ({ kind: 'contentFilter', text: partial });
 /** Partial text, then the socket is destroyed (no `[DONE]`). */
@@ -213,6 +216,9 @@ export async function startFakeModel(options: { script?: Behaviour[]; modelName?
         return;
       case 'overloaded':
         jsonError(res, behaviour.status ?? 503, {}, 'Overloaded', 'overloaded_error');
+        return;
+      case 'httpError':
+        jsonError(res, behaviour.status, {}, behaviour.message, behaviour.type);
         return;
       case 'contentFilter':
         sseHead(res);
