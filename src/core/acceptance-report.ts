@@ -48,7 +48,7 @@ function repoLines(locale: Locale, evidence: readonly StepEvidence[], links: boo
   return lines;
 }
 
-function render(locale: Locale, work: WorkRecord, origin: ReportOrigin | undefined, detail: EvidenceDetail | undefined): string {
+function render(locale: Locale, work: WorkRecord, origin: ReportOrigin | undefined, detail: EvidenceDetail | undefined, usage: string): string {
   const lines = [locale.t('dida.acceptance.intro', { title: work.title }), ''];
   const steps = visibleSteps(work);
   const evidence = detail ? uniqueEvidence(steps) : new Map<StepRecord, StepEvidence>();
@@ -61,22 +61,23 @@ function render(locale: Locale, work: WorkRecord, origin: ReportOrigin | undefin
   }
   const repo = detail ? repoLines(locale, [...evidence.values()], detail.links) : [];
   const who = origin ? [origin.dir ? locale.t('dida.acceptance.sessionDir', { ...origin, dir: origin.dir }) : locale.t('dida.acceptance.session', { host: origin.host, session: origin.session })] : [];
-  if (repo.length || who.length) lines.push('', ...repo, ...who);
+  const used = usage ? [usage] : [];
+  if (repo.length || who.length || used.length) lines.push('', ...repo, ...who, ...used);
   lines.push('', locale.t('dida.acceptance.howTo'));
   return sanitizeForDida(lines.join('\n'), { maxLength: Number.MAX_SAFE_INTEGER });
 }
 
 /**
  * Intro, one line per step with its resolution (skipped steps with their reason) and the commits made for it, the
- * branch with its link and who did the work, then how to accept or ask for rework. The commits are shown in the
+ * branch with its link, who did the work and what it cost (`usage`, one line), then how to accept or ask for rework. The commits are shown in the
  * richest detail that keeps the report within MAX_REPORT_LENGTH (files, then links, then commits are left out).
  */
-export function acceptanceReport(locale: Locale, work: WorkRecord, origin?: ReportOrigin): string {
+export function acceptanceReport(locale: Locale, work: WorkRecord, origin?: ReportOrigin, usage = ''): string {
   for (const detail of EVIDENCE_LEVELS) {
-    const text = render(locale, work, origin, detail);
+    const text = render(locale, work, origin, detail, usage);
     if (text.length <= MAX_REPORT_LENGTH) return text;
   }
-  return sanitizeForDida(render(locale, work, origin, undefined), { maxLength: MAX_REPORT_LENGTH });
+  return sanitizeForDida(render(locale, work, origin, undefined, usage), { maxLength: MAX_REPORT_LENGTH });
 }
 
 /** Who did the work as the Work's record says: the session that holds its claim, and the directory it worked in. */

@@ -1,6 +1,7 @@
 // What the work engine is given (gateway, state, locks, clock, locale) and the domain outcome type it returns.
 import type { DidaGateway } from '../dida/dida-gateway';
 import type { Locale } from './locale';
+import type { Pricing, SpendLimits } from './usage';
 import type { RepoEvidencePort } from './repo-evidence';
 import type { EngineState } from './work-state';
 
@@ -48,6 +49,8 @@ export interface EngineDeps {
    * DEFAULT_STOP_PHRASES); an empty list turns stop comments off everywhere.
    */
   stopPhrases?: () => Promise<readonly string[]>;
+  /** The spend guard's limits and the prices per model (config.yaml `limits`, `pricing`); defaults without them. */
+  spendSettings?: () => Promise<{ limits: SpendLimits; pricing?: Pricing }>;
   /** Reads what the agent committed in the session's repository (git); without it steps carry no evidence. */
   evidence?: RepoEvidencePort;
 }

@@ -3,6 +3,8 @@ import { formatDidaDate } from '../dida/dida-date';
 import { isDidaError } from '../dida/dida-error';
 import type { Task } from '../dida/types';
 import { acceptanceReport, acceptanceTitle, reportOrigin } from './acceptance-report';
+import { addUsage, roundUsage, usageLine, usageOf, workUsage } from './usage';
+import { spendSettingsOf } from './usage-records';
 import type { EngineDeps, HeldLock } from './engine-context';
 import { WorkError } from './engine-context';
 import { MAX_COMMENT_LENGTH, sanitizeForDida } from './text-guard';
@@ -100,6 +102,24 @@ async function stop(deps: EngineDeps, work: WorkRecord, blocker: Extract<Finaliz
   return blocker;
 }
 
+/**
+ * The review's usage line: this round, and every round of the Work and the Works it reworks when there is more than
+ * this round (rework is a Work of its own, linked by `reworkOf`).
+ */
+async function reviewUsageLine(deps: EngineDeps, work: WorkRecord): Promise<string> {
+  const state = await deps.state.read();
+  const key = keyOf(work);
+  const round = roundUsage(usageOf(state, key));
+  let total = workUsage(usageOf(state, key));
+  const seen = new Set([key]);
+  for (let from = work.reworkOf; from && !seen.has(from); from = state.works[from]?.reworkOf) {
+    seen.add(from);
+    total = addUsage(total, workUsage(usageOf(state, from)));
+  }
+  const { pricing } = await spendSettingsOf(deps);
+  return usageLine(deps.locale, round, pricing, total);
+}
+
 async function runStages(deps: EngineDeps, work: WorkRecord, lock: HeldLock): Promise<FinalizeOutcome> {
   const { gateway, locale } = deps;
   const key = keyOf(work);
@@ -113,12 +133,13 @@ async function runStages(deps: EngineDeps, work: WorkRecord, lock: HeldLock): Pr
   // 1. The acceptance todo: the recorded one, else the one an interrupted attempt made (found by its marker), else new.
   let createdNow = false;
   if (!fin.acceptanceTaskId) {
+    const usage = await reviewUsageLine(deps, work);
     const { task: created, pendingId } = await createOwnTask(
       deps,
       {
         projectId: work.projectId,
         title: acceptanceTitle(locale, work),
-        content: acceptanceReport(locale, work, reportOrigin(work)),
+        content: acceptanceReport(locale, work, reportOrigin(work), usage),
         priority: work.priority > 0 ? work.priority : 1,
         startDate: formatDidaDate(deps.now() + ACCEPTANCE_DUE_MS),
         dueDate: formatDidaDate(deps.now() + ACCEPTANCE_DUE_MS),

@@ -5,6 +5,8 @@ import type { EngineDeps } from './engine-context';
 import { pausedByPriority, stopComments } from './phone-signals';
 import { pauseForPerson, type PauseRequest } from './waiting';
 import { visibleSteps, type EngineState, type WorkRecord } from './work-state';
+import type { OverLimit } from './usage';
+import { spendOverLimit } from './usage-records';
 
 export interface BoundaryCheck {
   /** The current Work checked (open and not waiting), if any. */
@@ -13,6 +15,8 @@ export interface BoundaryCheck {
   priority?: number;
   /** What asks the agent to stop, if anything. */
   pause?: PauseRequest;
+  /** The spend guard's limit the Work passed (it stops like a pause). */
+  spend?: OverLimit;
 }
 
 export interface BoundaryOptions {
@@ -42,6 +46,8 @@ export async function checkBoundary(deps: EngineDeps, sessionId: string, options
   if (!current) return {};
   const { key, work } = current;
   let priority = work.priority;
+  const spend = await spendOverLimit(deps, key);
+  if (spend) return { key, priority, spend };
   if (options.readDida) {
     let task: Task;
     let comments: Comment[];

@@ -326,8 +326,9 @@ export function pruneState(state: EngineState, now: number): void {
   for (const [key, work] of Object.entries(state.works)) {
     if (work.phase !== 'closed' || work.updatedAt >= cutoff) continue;
     delete state.works[key];
-    // Its progress comments can wait no longer than the Work is known.
+    // Its progress comments can wait no longer than the Work is known, and its usage goes with it.
     state.outbox = state.outbox.filter((e) => e.workKey !== key);
+    delete state.usage[key];
     for (const id of [work.acceptance?.taskId, work.finalize?.acceptanceTaskId, work.waiting?.reminderTaskId]) if (id) delete state.ownTasks[id];
   }
   for (const [id, pending] of Object.entries(state.pendingCreates)) {

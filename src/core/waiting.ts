@@ -9,6 +9,7 @@ import { createOwnTask } from './own-creates';
 import { writeWork } from './task-writer';
 import { completeOwnTask, loadWork, saveWork, withWork } from './work-io';
 import type { WaitingRecord, WorkRecord } from './work-state';
+import { allowanceNow, usageOf } from './usage';
 
 export const REMINDER_TRIGGERS = ['TRIGGER:PT0S'];
 
@@ -171,9 +172,12 @@ export async function resumeWork(deps: EngineDeps, key: string, options: { expli
     const priority = work.priority;
     if (waiting.reminderTaskId) await completeOwnTask(deps, work.projectId, waiting.reminderTaskId);
     const applied = waiting.applied;
+    const spend = waiting.cause === 'spend';
     delete work.waiting;
     work.priority = priority;
     await saveWork(deps, work, (state) => {
+      // Letting a Work stopped by the spend guard go on gives it the same allowance again.
+      if (spend) (state.usage[key] ??= { rounds: {} }).allowance = allowanceNow(usageOf(state, key));
       if (applied) queueComment(state, { projectId: work.projectId, taskId: work.taskId, workKey: key, text: deps.locale.t('dida.comment.resumed'), createdAt: deps.now() });
     });
     await flushWorkOutbox(deps, key);

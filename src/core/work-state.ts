@@ -1,5 +1,6 @@
 // The engine's local state (Works, steps, acceptances, sessions): schema, defaults and small accessors.
 import * as z from 'zod/mini';
+import { WorkUsageSchema } from './usage-schema';
 
 export const STEP_STATUSES = ['pending', 'in_progress', 'completed', 'skipped', 'deleted'] as const;
 export type StepStatus = (typeof STEP_STATUSES)[number];
@@ -221,6 +222,11 @@ export const ENGINE_STATE_SECTIONS = {
 
 export const EngineStateSchema = z.object({
   works: z._default(z.record(z.string(), WorkRecordSchema), {}),
+  /**
+   * What each Work cost on this machine (by Work key), kept apart from the Work records so recording a model answer
+   * never races a Work's own writes; logged entry by entry like the Works.
+   */
+  usage: z._default(z.record(z.string(), WorkUsageSchema), {}),
   ...ENGINE_STATE_SECTIONS,
 });
 export type EngineState = z.infer<typeof EngineStateSchema>;
@@ -228,7 +234,7 @@ export type EngineState = z.infer<typeof EngineStateSchema>;
 export const ENGINE_STATE_VERSION = 2;
 
 export function emptyEngineState(): EngineState {
-  return { works: {}, ownTasks: {}, owners: {}, sessions: {}, pendingCreates: {}, outbox: [], rebuilt: [] };
+  return { works: {}, ownTasks: {}, owners: {}, sessions: {}, pendingCreates: {}, outbox: [], usage: {}, rebuilt: [] };
 }
 
 /** Key of a Work in state: the task id, plus `#occurrence` for recurring tasks. */

@@ -38,6 +38,8 @@ export class Continuation {
     private readonly deps: AdapterDeps,
     private readonly counter: StretchCounter,
     private readonly lookForPause: (track: AgentTrack) => Promise<boolean> = async () => false,
+    /** An automatic continuation is about to be sent (it counts toward the Work's usage). */
+    private readonly continued: (track: AgentTrack) => void = () => undefined,
   ) {}
 
   /** See `unfinishedWork`: a Work the session touched is unfinished, its goal is active, or todo_write items are open. */
@@ -113,6 +115,7 @@ export class Continuation {
     const waited = await this.deps.clock.wait(decision.delayMs, [args.signal, human, this.deps.lifetime]);
     if (!waited || stopped()) return undefined;
     appendNote(this.deps, track, continuationMessage(decision, this.deps.row.maxAutoContinue, code));
+    this.continued(track);
     return { kind: 'retry' };
   }
 
@@ -160,6 +163,7 @@ export class Continuation {
       await this.recordWait(track.sessionId, undefined);
     }
     appendNote(this.deps, track, continuationMessage({ kind: 'continue', delayMs: 0, attempt, variant: 'error' }, this.deps.row.maxAutoContinue, code));
+    this.continued(track);
     return { kind: 'retry' };
   }
 

@@ -5,6 +5,7 @@ import { processAlive } from '../common/process-alive';
 import { decideRecovery, RECOVERY_MESSAGE, unfinishedWork, type RecoveryDecision, type SessionWorkFacts } from '../core/continuation-policy';
 import { fenceUntrusted, truncateGraphemes, UNTRUSTED_PREAMBLE } from '../core/text-guard';
 import type { EngineState } from '../core/work-state';
+import { recordUsage, usageTarget } from '../core/usage-records';
 import { findBinding, type DidaTodoConfig } from '../store/config-store';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
@@ -160,6 +161,7 @@ export class CrashRecovery {
       const agent = await this.liveAgent(id, pending.signal);
       if (!agent || !(await this.untilIdle(agent, pending.signal)) || this.personWrote(id) || personIsWaiting(agent)) return;
       this.act(agent);
+      await this.countContinuation(id);
     } catch (error) {
       this.deps.log(`could not resume the interrupted turn of ${id}: ${messageOf(error)}`);
     } finally {
@@ -203,6 +205,12 @@ export class CrashRecovery {
     return !signal.aborted && !this.deps.lifetime.aborted;
   }
 
+  /** A resume is an automatic continuation of the session's current Work (it counts toward the Work's usage). */
+  private async countContinuation(sessionId: string): Promise<void> {
+    const key = await usageTarget(this.deps, sessionId);
+    if (key) await recordUsage(this.deps, key, { continuations: 1 });
+  }
+
   /** Re-arms a goal the restart disarmed, or sends the recovery follow-up. */
   private act(agent: HostAgent): void {
     const goals = optionalServices.goals(this.deps.ctx);
@@ -233,6 +241,7 @@ export class CrashRecovery {
       const adopted = await engine.switchTo(track.sessionId, binding.projectId, key, { inheritFrom: [id] });
       const note = `[dida-todo] An interrupted session was working on Work ${key}; it is now your current Work: check it with todo list and finish it without redoing completed steps. ${UNTRUSTED_PREAMBLE}\n${fenceUntrusted('title', truncateGraphemes(adopted.title, 200))}`;
       track.pendingNotes.push(pluginMessage(note, this.deps.newId()));
+      await this.countContinuation(track.sessionId);
       this.deps.log(`took over the interrupted Work of ${id}`);
       return;
     }

@@ -8,6 +8,7 @@ import { messageOf, type AdapterDeps } from './adapter-deps';
 import { AgentTracker, inBackground, type AgentTrack } from './agent-tracker';
 import { systemClock, type Clock } from './clock';
 import { Continuation, liveFacts } from './continuation';
+import { UsageMeter } from './usage-meter';
 import type { CrashRecovery } from './crash-recovery';
 import { IdleSettle } from './idle-settle';
 import { ListSync } from './list-sync';
@@ -68,6 +69,7 @@ export class DshHost {
   private readonly continuation: Continuation;
   private readonly settler: IdleSettle;
   private readonly phone: PhoneControl;
+  private readonly meter: UsageMeter;
 
   constructor(
     private readonly ctx: HostContext,
@@ -114,9 +116,10 @@ export class DshHost {
     this.panel = new Panel(this.deps);
     this.grant = new QueueGrant(this.deps, () => this.config.queueTriggers);
     this.phone = new PhoneControl(this.deps, this.engine, this.counter, () => this.binding.config);
-    this.continuation = new Continuation(this.deps, this.counter, (track) => this.phone.lookForPause(track));
+    this.continuation = new Continuation(this.deps, this.counter, (track) => this.phone.lookForPause(track), (track) => this.meter.noteContinuation(track));
     this.poller = new Poller(this.deps, this.counter, () => this.phone.afterPoll());
-    this.settler = new IdleSettle(this.deps, this.binding, this.markers);
+    this.meter = new UsageMeter(this.deps);
+    this.settler = new IdleSettle(this.deps, this.binding, this.markers, (track) => this.meter.flushed(track));
   }
 
   start(): void {
@@ -280,6 +283,7 @@ export class DshHost {
 
   onSessionEvent(session: { id: string }, event: SessionEvent): void {
     const track = this.tracker.get(session.id);
+    if (track) this.meter.observe(track, event);
     if (!track || track.subagent) return;
     this.panel.observe(track, event);
     if (event?.type === 'todo/write' && track.binding) inBackground(track, this.markers.noteFacts(track.sessionId, liveFacts(this.deps, track)), log, 'recording the open todo items');

@@ -13,6 +13,8 @@ export class IdleSettle {
     private readonly deps: AdapterDeps,
     private readonly binding: LiveBinding,
     private readonly markers: TurnMarkers,
+    /** Resolves once the session's metered usage is written (the review todo shows it). */
+    private readonly usageWritten: (track: AgentTrack) => Promise<void> = async () => undefined,
   ) {}
 
   /** Settles in the agent's maintenance slot (a one-shot host waits for it before exiting), bounded to 60 s. */
@@ -38,6 +40,7 @@ export class IdleSettle {
     await this.binding.refresh();
     if (track.agent.status !== 'running') await this.markers.markClosed(track.sessionId);
     if (!track.binding || this.deps.lifetime.aborted) return;
+    await this.usageWritten(track);
     const engine = await this.deps.engine();
     for (const { outcome } of await engine.settle(track.sessionId)) {
       if (outcome.status === 'failed') this.deps.log(`sending for review failed (will retry): ${messageOf(outcome.message)}`);

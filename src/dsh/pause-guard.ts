@@ -3,6 +3,7 @@
 import type { EngineDeps } from '../core/engine-context';
 import { boundaryWork, checkBoundary, pauseWork } from '../core/phone-pause';
 import { PAUSE_CHECK_INTERVAL_MS } from '../core/phone-signals';
+import { stopForSpend } from '../core/usage-records';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
 import type { EngineState } from '../core/work-state';
@@ -134,6 +135,12 @@ export class PauseGuard {
         seen.key = check.key;
         seen.priority = check.priority;
         await this.rememberRun(track.sessionId, check.key, check.priority);
+      }
+      if (check.key && check.spend) {
+        await stopForSpend(deps, check.key, check.spend);
+        this.deps.log(`Work ${check.key} passed its spend limit (${check.spend.what}: ${check.spend.used} of ${check.spend.limit}): it waits for the person${mayCancel ? ' and the turn of ' + track.sessionId + ' is stopped' : ''}`);
+        if (mayCancel) this.cancel(track);
+        return true;
       }
       if (!check.key || !check.pause) return false;
       const paused = await pauseWork(deps, check.key, check.pause);

@@ -28,6 +28,8 @@ const BindingSchema = z.strictObject({
   tag: z.optional(z.string().check(z.refine((value) => ROUTE_TAG_TEXT.test(value.normalize('NFKC')), { error: 'expected a route tag: letters or digits, then letters, digits, _ . - / (at most 64)' }))),
 });
 
+const NON_NEGATIVE = z.number().check(z.gte(0));
+
 export const ConfigSchema = z.strictObject({
   version: z._default(z.literal(CONFIG_VERSION), CONFIG_VERSION),
   region: z.optional(z.enum(['dida365', 'ticktick'])),
@@ -42,6 +44,17 @@ export const ConfigSchema = z.strictObject({
   /** Whole comments by the list's owner that pause a running Work (wins over the plugin row's; [] turns them off). */
   stopPhrases: z.optional(z.array(z.string().check(z.minLength(1)))),
   hostLabel: z.optional(z.string().check(z.minLength(1))),
+  /** Prices per million tokens by model name (shown as an estimated cost in the review todo). */
+  pricing: z.optional(z.record(z.string().check(z.minLength(1)), z.strictObject({ input: NON_NEGATIVE, output: NON_NEGATIVE, cacheRead: z.optional(NON_NEGATIVE), currency: z.optional(z.string().check(z.minLength(1), z.maxLength(8))) }))),
+  /** The spend guard: per Work and per round; 0 turns a limit off. */
+  limits: z.optional(
+    z.strictObject({
+      maxTokensPerWork: z.optional(z.int().check(z.gte(0))),
+      maxMinutesPerWork: z.optional(z.int().check(z.gte(0))),
+      maxTokensPerRound: z.optional(z.int().check(z.gte(0))),
+      maxMinutesPerRound: z.optional(z.int().check(z.gte(0))),
+    }),
+  ),
   bindings: z._default(z.array(BindingSchema), []),
 });
 
@@ -90,8 +103,9 @@ export class ConfigError extends Error {
 
 /** The keys config.yaml allows at each place (for "did you mean"). */
 const KNOWN_KEYS: Record<string, readonly string[]> = {
-  '': ['version', 'region', 'baseUrl', 'locale', 'poll', 'stopPhrases', 'hostLabel', 'bindings'],
+  '': ['version', 'region', 'baseUrl', 'locale', 'poll', 'stopPhrases', 'hostLabel', 'pricing', 'limits', 'bindings'],
   poll: ['enabled', 'intervalMinutes'],
+  limits: ['maxTokensPerWork', 'maxMinutesPerWork', 'maxTokensPerRound', 'maxMinutesPerRound'],
   binding: ['cwd', 'projectId', 'label', 'tag'],
 };
 
@@ -267,6 +281,8 @@ export async function serializeConfig(config: DidaTodoConfig, header = DEFAULT_H
     poll: config.poll,
     stopPhrases: config.stopPhrases,
     hostLabel: config.hostLabel,
+    pricing: config.pricing,
+    limits: config.limits,
     bindings: config.bindings.map((b) => dropUndefined({ cwd: b.cwd, projectId: b.projectId, label: b.label, tag: b.tag })),
   });
   return header + YAML.stringify(ordered);

@@ -12,10 +12,12 @@ import { getLocale, type Locale, type LocaleId } from '../core/locale';
 import { WorkEngine } from '../core/work-engine';
 import { ENGINE_STATE_SECTIONS, ENGINE_STATE_VERSION, EngineStateSchema, WorkRecordSchema, emptyEngineState, type EngineState } from '../core/work-state';
 import { DEFAULT_STOP_PHRASES } from '../core/phone-signals';
+import { DEFAULT_SPEND_LIMITS } from '../core/usage';
 import { createConfigReader, updateConfig, type DidaTodoConfig } from '../store/config-store';
 import { withLock, type LockOptions } from '../store/file-lock';
 import { resolvePaths, type DidaTodoPaths } from '../store/paths';
 import { LoggedStateStore } from '../store/logged-state-store';
+import { WorkUsageSchema } from '../core/usage-schema';
 import type { RepoEvidencePort } from '../core/repo-evidence';
 import type { CorruptStateInfo } from '../store/state-store';
 
@@ -73,7 +75,7 @@ export function engineStateStore(options: EngineStoreOptions): LoggedStateStore<
     file: options.stateFile,
     lockDir: options.lockDir,
     schema: EngineStateSchema,
-    collections: { works: WorkRecordSchema },
+    collections: { works: WorkRecordSchema, usage: WorkUsageSchema },
     sections: ENGINE_STATE_SECTIONS,
     version: ENGINE_STATE_VERSION,
     // Version 1 is the same data in one file; its first write here starts the snapshot and log.
@@ -245,6 +247,11 @@ export function engineProvider(runtime: Runtime, log?: (line: string) => void): 
       hostLabel: settings?.hostLabel ?? runtime.hostLabel,
       ...(runtime.progressWindowMs !== undefined ? { progressWindowMs: runtime.progressWindowMs } : {}),
       evidence: gitEvidencePort(log),
+      // config.yaml is read again each time: its limits and prices change without a restart.
+      spendSettings: async () => {
+        const cfg = await runtime.config.read().catch(() => undefined);
+        return { limits: { ...DEFAULT_SPEND_LIMITS, ...(cfg?.limits ?? {}) }, ...(cfg?.pricing ? { pricing: cfg.pricing } : {}) };
+      },
       // config.yaml is read again each time: its stop phrases change without a restart.
       stopPhrases: async () => (await runtime.config.read().catch(() => undefined))?.stopPhrases ?? runtime.stopPhrases ?? DEFAULT_STOP_PHRASES,
       ...(log ? { log } : {}),
