@@ -18,7 +18,8 @@ form.add { display: grid; gap: 6px; }
 input[type=text], textarea, select { font: inherit; padding: 6px 8px; border: 1px solid var(--line); border-radius: 8px; background: #fff; width: 100%; }
 textarea { min-height: 56px; resize: vertical; }
 .row { display: flex; gap: 8px; align-items: center; }
-.row > input[type=text] { flex: 1; }
+.row > input[type=text], .row > select { flex: 1; width: auto; }
+.row > label, button { white-space: nowrap; }
 button { font: inherit; padding: 5px 12px; border-radius: 8px; border: 1px solid var(--line); background: #fff; cursor: pointer; }
 button.primary { background: var(--accent); color: #fff; border-color: var(--accent); }
 button.round { width: 26px; height: 26px; padding: 0; border-radius: 50%; flex: none; }
