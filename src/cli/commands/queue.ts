@@ -1,5 +1,5 @@
 // `dida-todo queue`: the Works of the directory's bound list in the order an agent takes them, and for each one that is
-// not executable here why not. Reads only: no claim, no write of a person's task.
+// not executable here why not. It never claims a Work or writes a person's task (it reads the list as a session does).
 import { helpText, parseArgs, type FlagSpec } from '../cli-args';
 import type { CliIo } from '../cli-io';
 import type { CliKey, CliText } from '../cli-locale';
