@@ -18,6 +18,7 @@ const COMMANDS: Record<string, { summary: CliKey; load: () => Promise<Command> }
   login: { summary: 'cli.summary.login', load: async () => (await import('./commands/login')).loginCommand },
   logout: { summary: 'cli.summary.logout', load: async () => (await import('./commands/logout')).logoutCommand },
   status: { summary: 'cli.summary.status', load: async () => (await import('./commands/status')).statusCommand },
+  queue: { summary: 'cli.summary.queue', load: async () => (await import('./commands/queue')).queueCommand },
   bind: { summary: 'cli.summary.bind', load: async () => (await import('./commands/bind')).bindCommand },
   unbind: { summary: 'cli.summary.unbind', load: async () => (await import('./commands/unbind')).unbindCommand },
   lists: { summary: 'cli.summary.lists', load: async () => (await import('./commands/lists')).listsCommand },

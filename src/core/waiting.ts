@@ -28,10 +28,11 @@ export async function waitForHuman(deps: EngineDeps, key: string, reason: string
   return outcome.work;
 }
 
-/** How the person paused a running Work from Dida. */
+/** How the person paused a running Work: from Dida, or with a command of their own (`/dida pause`). */
 export type PauseRequest =
   | { by: 'priority'; /** The priority the Work ran with before they set it to none. */ previousPriority: number }
-  | { by: 'comment'; /** The owner's stop comment (handled once). */ commentId: string };
+  | { by: 'comment'; /** The owner's stop comment (handled once). */ commentId: string }
+  | { by: 'command' };
 
 /**
  * The person paused the Work from Dida: it waits for them (nothing continues it automatically) with `comment` (where it
@@ -44,9 +45,10 @@ export async function pauseForPerson(deps: EngineDeps, key: string, request: Pau
     reason: comment,
     comment,
     reminder: false,
-    writePriority: request.by === 'comment',
-    pausedBy: request.by,
-    ...(request.by === 'priority' ? { previousPriority: request.previousPriority } : { handled: [request.commentId] }),
+    // A stop the person asked for (a comment or a command) also sets the priority to none; it is recorded as a stop comment.
+    writePriority: request.by !== 'priority',
+    pausedBy: request.by === 'priority' ? 'priority' : 'comment',
+    ...(request.by === 'priority' ? { previousPriority: request.previousPriority } : request.by === 'comment' ? { handled: [request.commentId] } : {}),
     onlyIfRunning: true,
   });
   return outcome.entered ? outcome.work : undefined;

@@ -16,8 +16,10 @@ import { LiveBinding } from './live-binding';
 import { Panel } from './panel';
 import { PhoneControl } from './phone-control';
 import { Poller } from './poller';
-import { optionalServices, textOf, type HostAgent, type HostContext, type PreStepArgs, type PreStepDecision, type RequestErrorArgs, type SessionEvent, type UserMessageLike } from './ports';
+import { optionalServices, textOf, type HostAgent, type HostContext, type PreStepArgs, type PreStepDecision, type RequestErrorArgs, type SessionEvent, type SlashInvocation, type SlashResult, type UserMessageLike } from './ports';
 import { promptFor, registerPrompt } from './prompt';
+import { registerSlashCommand } from './slash-command-spec';
+import type { SlashCommands } from './slash-commands';
 import { QueueGrant } from './queue-grant';
 import type { RowConfig } from './row-config';
 import { StretchCounter } from './stretch-counter';
@@ -70,6 +72,7 @@ export class DshHost {
   private readonly settler: IdleSettle;
   private readonly phone: PhoneControl;
   private readonly meter: UsageMeter;
+  private slash: Promise<SlashCommands> | undefined;
 
   constructor(
     private readonly ctx: HostContext,
@@ -132,6 +135,7 @@ export class DshHost {
     ctx.on('session/event', (session: { id: string }, event: SessionEvent) => this.onSessionEvent(session, event));
     ctx.on('agent/pre-step', (args: PreStepArgs, next: () => Promise<PreStepDecision>) => this.onPreStep(args, next));
     ctx.on('agent/request-error', (args: RequestErrorArgs, next: () => Promise<unknown>) => this.onRequestError(args, next));
+    registerSlashCommand(ctx, this.config.locale, (invocation) => this.slashCommand(invocation));
     this.begin();
     ctx.effect(() => () => this.dispose());
   }
@@ -197,6 +201,27 @@ export class DshHost {
     const upstream = await next();
     if (upstream) return upstream;
     return this.continuation.onRequestError(args, wrote);
+  }
+
+  /** Answers `/dida …` (see slash-commands.ts; loaded at the first command). */
+  async slashCommand(invocation: SlashInvocation): Promise<SlashResult> {
+    this.slash ??= import('./slash-commands').then(
+      ({ SlashCommands }) =>
+        new SlashCommands({
+          deps: this.deps,
+          runtime: this.runtime,
+          engine: this.engine,
+          binding: this.binding,
+          counter: this.counter,
+          track: async (agent) => {
+            if (!this.tracker.get(agent.id)) this.onCreated(agent);
+            const track = this.tracker.get(agent.id);
+            await track?.ready;
+            return track;
+          },
+        }),
+    );
+    return (await this.slash).answer(invocation);
   }
 
   /** Crash recovery, loaded once. */

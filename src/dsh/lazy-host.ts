@@ -11,6 +11,7 @@ import { resolvePaths } from '../store/paths';
 import { peekState, type StatePeek } from '../store/state-peek';
 import { isSubagent } from './agent-tracker';
 import { PROMPT_SECTION_NAME, PROMPT_SECTION_ORDER } from './prompt';
+import { registerSlashCommand } from './slash-command-spec';
 import { SYSTEM_PROMPT_SECTION } from './prompt-text';
 import type { DshHost } from './dsh-host';
 import { optionalServices, textOf, type HostAgent, type HostContext, type HostToolDefinition, type PreStepArgs, type PreStepDecision, type RequestErrorArgs, type SessionEvent, type ToolExecution, type UserMessageLike } from './ports';
@@ -92,6 +93,8 @@ export class LazyHost {
       order: PROMPT_SECTION_ORDER,
       text: (context) => this.promptText(context.agent?.id),
     });
+    // `/dida …` (web only): the person asked, so the host loads for it.
+    registerSlashCommand(ctx, this.row.locale, async (invocation) => (await this.load()).slashCommand(invocation));
     ctx.effect(() => () => this.dispose());
     if (this.neededAtStart()) void this.load().catch((error: unknown) => log(`starting failed: ${error instanceof Error ? error.message : String(error)}`));
   }

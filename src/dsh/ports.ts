@@ -127,8 +127,25 @@ export interface AgentsService {
   resume?(options: { resumeSessionId: string; agentOptions?: ModelSelection }): Promise<{ agent: HostAgent }>;
 }
 
+/** One `/dida …` invocation (dsh's `CommandInvocation`): the agent whose UI received it and the text after the name. */
+export interface SlashInvocation {
+  agent: HostAgent;
+  rawInput: string;
+  signal: AbortSignal;
+}
+
+/** What a command answers (dsh's `CommandResult`): shown in the conversation as a command card, never sent to the model. */
+export type SlashResult = { kind: 'success'; text?: string } | { kind: 'error'; text: string };
+
+/** dsh's command registry (`ctx.commands`, `@deepseek-ai/dsh-commands`); only the web profile has an adapter that runs it. */
+export interface CommandsService {
+  register(definition: { name: string; description: string; input?: { hint: string }; handler: (invocation: SlashInvocation) => Promise<SlashResult> }): () => void;
+}
+
 export interface HostContext {
   on(event: string, listener: (...args: any[]) => any): () => void;
+  /** Runs `fn` in a child context once every named service exists (again after it is replaced). */
+  inject?(deps: string[], fn: (ctx: HostContext) => void): unknown;
   effect(fn: () => () => void | Promise<void>): unknown;
   get(name: string): any;
   tools: { register(def: HostToolDefinition): () => void };

@@ -5,6 +5,7 @@ import type { Project, Task } from '../dida/types';
 import { controlAccess, handleControl } from './sim-control';
 import { FaultQueue, SIM_FAULT_KINDS, type SimFault } from './sim-faults';
 import { faultError, parseJsonBody, readBody, sendError, sendJson, sendRedirect, sendTruncated } from './sim-http';
+import { handlePageRequest, isPagePath, type PageLocale } from './sim-page';
 import { matchRoute, SIM_ROUTES } from './sim-routes';
 import { DEFAULT_USER_ID, SimState } from './sim-state';
 import type { SimComment, SimStateData } from './sim-store';
@@ -43,6 +44,8 @@ export interface SimulatorOptions {
   latencyMs?: number;
   /** Log one line per request to stderr (default off: the library is quiet). */
   log?: boolean;
+  /** The language of the simulator's web page (the person's phone, at `/`); default `zh`. */
+  pageLocale?: PageLocale;
 }
 
 /** What a request hook sees: the route, the 1-based request index since the last resetCounters(), and the body. */
@@ -91,6 +94,8 @@ export interface Simulator {
   readonly port: number;
   /** The token the simulator was started with (or last set); after expireToken() it is rejected. */
   readonly token: string;
+  /** The address of its web page, the person's phone: `http://127.0.0.1:<port>/?token=<token>` (the current token). */
+  readonly pageUrl: string;
   /** The owner's user id as a string. */
   readonly userId: string;
   /** The inbox project id (`inbox<userId>`); `inbox` in a path maps to it. */
@@ -152,6 +157,7 @@ class SimulatorImpl implements Simulator {
   private readonly timers = new Set<NodeJS.Timeout>();
   private closing: Promise<void> | undefined;
   private readonly log: boolean;
+  private readonly pageLocale: PageLocale;
   private readonly hooks = { before: [] as SimRequestHook[], after: [] as SimRequestHook[] };
   port = 0;
 
@@ -160,6 +166,7 @@ class SimulatorImpl implements Simulator {
     this.validToken = this.currentToken;
     this.latencyMs = options.latencyMs ?? 0;
     this.log = options.log ?? false;
+    this.pageLocale = options.pageLocale ?? 'zh';
     this.model = new SimState({
       userId: options.userId,
       timeZone: options.timeZone ?? 'Asia/Shanghai',
@@ -195,6 +202,9 @@ class SimulatorImpl implements Simulator {
   get token(): string {
     return this.currentToken;
   }
+  get pageUrl(): string {
+    return `${this.origin}/?token=${encodeURIComponent(this.currentToken)}`;
+  }
   get userId(): string {
     return String(this.model.userId);
   }
@@ -221,6 +231,9 @@ class SimulatorImpl implements Simulator {
     const method = req.method ?? 'GET';
     if (this.log) res.on('finish', () => process.stderr.write(`sim: ${method} ${url.pathname} ${res.statusCode} ${Date.now() - started}ms\n`));
     if (url.pathname.startsWith('/__sim/')) return this.handleControlRequest(req, res, method, url.pathname);
+    if (isPagePath(url.pathname)) {
+      return handlePageRequest(req, res, url, { state: this.model, token: () => this.currentToken, port: () => this.port, locale: this.pageLocale });
+    }
     if (url.pathname !== SIM_API_PREFIX && !url.pathname.startsWith(`${SIM_API_PREFIX}/`)) {
       return sendJson(res, 404, errorBody('not_found', `no route ${url.pathname}`));
     }

@@ -35,7 +35,9 @@ export async function simCommand(argv: readonly string[], io: CliIo, ctx: CliCon
   if (use) await runtime.config.read();
 
   const { startSimulator } = await import('../../sim/simulator');
-  const sim = await startSimulator({ ...(port !== undefined ? { port } : {}), ...(token ? { token } : {}), ...(dataFile ? { dataFile } : {}) }).catch((error: NodeJS.ErrnoException) => {
+  // The page speaks the configured language (config.yaml's `locale`, else Chinese like the bundle); a broken file is not this command's business.
+  const pageLocale = (await runtime.config.read().catch(() => undefined))?.locale ?? 'zh';
+  const sim = await startSimulator({ pageLocale, ...(port !== undefined ? { port } : {}), ...(token ? { token } : {}), ...(dataFile ? { dataFile } : {}) }).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'EADDRINUSE') throw new CliFailure(EXIT.failure, 'port_in_use', t('cli.sim.portInUse', { port: port ?? 0 }));
     throw error;
   });
@@ -55,11 +57,12 @@ export async function simCommand(argv: readonly string[], io: CliIo, ctx: CliCon
   });
   const home = ctx.env.HOME || undefined;
   // One JSON line, so a script can read it and keep the simulator running.
-  if (options.json) io.out(`${JSON.stringify({ baseUrl: sim.baseUrl, token: sim.token, used: use, configFile: runtime.paths.configFile })}\n`);
+  if (options.json) io.out(`${JSON.stringify({ baseUrl: sim.baseUrl, token: sim.token, pageUrl: sim.pageUrl, used: use, configFile: runtime.paths.configFile })}\n`);
   else {
     const style = createStyle(io, ctx.env, false);
     io.out(`${style.good(t('cli.sim.listening', { url: sim.baseUrl }))}\n`);
-    io.out(`${t('cli.sim.token', { token: sim.token })}\n\n`);
+    io.out(`${t('cli.sim.token', { token: sim.token })}\n`);
+    io.out(`${t('cli.sim.page')}\n    ${sim.pageUrl}\n\n`);
     if (use) {
       io.out(`${t('cli.sim.used', { config: displayPath(runtime.paths.configFile, home), credentials: displayPath(runtime.paths.credentialsFile, home) })}\n`);
       io.out(`${t('cli.sim.restartDsh')}\n    dsh --profile web\n`);
