@@ -6,6 +6,7 @@ import type { Route } from './route-tags';
 import { levelFromPriority, type PriorityLevel, type TimeGateReason } from './schedule';
 import type { WorkEngine } from './work-engine';
 import { SETTLED, visibleSteps, workKey, type WorkRecord } from './work-state';
+import { usageOf, workUsage, type Usage } from './usage';
 
 /** The viewer a person's look at the queue is taken as: a session of this machine that holds nothing. */
 export const PERSON_VIEWER = 'dida-todo-queue';
@@ -36,6 +37,8 @@ export interface PersonQueueEntry {
   paused?: boolean;
   steps: { settled: number; total: number };
   tags: string[];
+  /** What the Work cost on this machine so far, all rounds (absent before its first model answer). */
+  usage?: Usage;
 }
 
 export interface PersonQueue {
@@ -83,6 +86,7 @@ export async function personQueue(engine: WorkEngine, projectId: string, options
     level: levelFromPriority(candidate.priority),
     steps: progress(key),
     tags: [...(candidate.tags ?? [])],
+    ...(state.usage[key] ? { usage: workUsage(usageOf(state, key)) } : {}),
   });
   const entries: PersonQueueEntry[] = view.ranked.map((r) => ({ ...base(r.candidate.taskId, r.candidate), position: r.position }));
   let reads = 0;

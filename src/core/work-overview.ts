@@ -4,11 +4,12 @@ import { holderLiveHere } from './claim-release';
 import { DEFAULT_CLAIM_LEASE_MS } from './claims';
 import { longWaiting } from './outbox';
 import { SETTLED, visibleSteps, type EngineState } from './work-state';
+import { usageOf, workUsage, type Usage } from './usage';
 
 /** Why a Work waits, as status says it: the agent asked, continuation gave up, a model failure, or the person paused it. */
-export type WaitReason = 'asked' | 'exhausted' | 'auth' | 'quota' | 'invalid_request' | 'limit' | 'unknown' | 'paused';
+export type WaitReason = 'asked' | 'exhausted' | 'auth' | 'quota' | 'invalid_request' | 'limit' | 'unknown' | 'spend' | 'paused';
 
-const WAIT_REASONS: ReadonlySet<string> = new Set(['asked', 'exhausted', 'auth', 'quota', 'invalid_request', 'limit', 'unknown']);
+const WAIT_REASONS: ReadonlySet<string> = new Set(['asked', 'exhausted', 'auth', 'quota', 'invalid_request', 'limit', 'unknown', 'spend']);
 
 export interface WorkOverview {
   key: string;
@@ -27,6 +28,8 @@ export interface WorkOverview {
   waiting?: { reason: WaitReason; since: number };
   /** Progress comments of this Work that have waited long to be posted (oldest first, ms). */
   commentsWaitingSince?: number;
+  /** What it cost on this machine so far, all rounds (absent before its first model answer). */
+  usage?: Usage;
 }
 
 /**
@@ -56,6 +59,7 @@ export function workOverview(state: EngineState, projectId: string, now: number,
       const cause = work.waiting.pausedBy ? 'paused' : work.waiting.cause && WAIT_REASONS.has(work.waiting.cause) ? (work.waiting.cause as WaitReason) : 'asked';
       view.waiting = { reason: cause, since: work.waiting.since };
     }
+    if (state.usage[key]) view.usage = workUsage(usageOf(state, key));
     const waitingSince = late.get(key);
     if (waitingSince !== undefined) view.commentsWaitingSince = waitingSince;
     out.push(view);

@@ -139,8 +139,16 @@ describe('queue', () => {
     sim.editTask(evil.id, { priority: 0 });
     const { pauseWork } = await import('../../src/core/phone-pause');
     await pauseWork(desk.deps, evil.id, { by: 'priority', previousPriority: 3 });
+    // What it cost so far is shown per Work (and as numbers with --json).
+    const { recordUsage } = await import('../../src/core/usage-records');
+    const { answerUsage } = await import('../../src/core/usage');
+    await recordUsage(desk.deps, evil.id, { ...answerUsage({ inputTokens: 12_000, outputTokens: 345 }, false), ms: 60_000 });
     const result = await h.run(['queue', ...base], { env: { LANG: 'zh_CN.UTF-8' } });
     expect(result.code, result.err).toBe(0);
+    expect(result.out).toContain('1.2万 token，1 次');
+    const json = (await h.run(['queue', ...base, '--json'])).json<{ works: Array<{ taskId: string; usage: Record<string, number> | null }> }>();
+    expect(json.works.find((w) => w.taskId === evil.id)!.usage).toMatchObject({ requests: 1, inputTokens: 12_000, outputTokens: 345, tokens: 12_345, ms: 60_000 });
+    expect(json.works.find((w) => w.taskId !== evil.id)!.usage).toBeNull();
     expect(result.out).not.toContain('\u001b');
     expect(result.out).toContain('发布\\x1b]0;owned\\x07 说明');
     expect(result.out).toContain('已被你暂停');

@@ -177,6 +177,7 @@ describe('status', () => {
         'session-dead5678': { touched: [], autoAttempts: 0, updatedAt: now, livePid: 2 ** 22 + 17 },
       },
       outbox: [{ id: 'o1', projectId: work.id, taskId: 'a', workKey: 'a', text: '已完成：x', createdAt: now - 20 * 60_000, uncertain: false, attempts: 0, kind: 'note' }],
+      usage: { a: { rounds: { '1': { requests: 3, inputTokens: 1000, outputTokens: 200, cacheReadTokens: 34, ms: 120_000, continuations: 1, continuedRequests: 1, continuedTokens: 50, models: {} } } } },
       works: {
         a: workRecord('a', 'Running here', { steps: [step('completed'), step('in_progress')], claim: { holder: 'box#live1234', at: now - 60_000 } }),
         b: workRecord('b', 'Crashed here', { claim: { holder: 'box#dead5678', at: now - 60_000 } }),
@@ -191,12 +192,14 @@ describe('status', () => {
     expect(Object.keys(byTitle)).toEqual(['Running here', 'Crashed here', 'Elsewhere', 'Out of balance', 'Paused']);
     expect(byTitle['Running here']).toMatchObject({ steps: { done: 1, total: 2 }, holder: { host: 'box', session: 'live1234', alive: true }, waiting: null });
     expect(byTitle['Running here']!.commentsWaitingSince).toBe(new Date(now - 20 * 60_000).toISOString());
+    expect(byTitle['Running here']!.usage).toEqual({ requests: 3, inputTokens: 1000, outputTokens: 200, cacheReadTokens: 34, tokens: 1234, ms: 120_000, continuations: 1, continuedRequests: 1, continuedTokens: 50 });
+    expect(byTitle['Crashed here']!.usage).toBeNull();
     expect(byTitle['Crashed here']!.holder).toMatchObject({ host: 'box', alive: false });
     expect(byTitle['Elsewhere']!.holder).toMatchObject({ host: 'laptop', session: 'abcd0000', alive: null });
     expect(byTitle['Out of balance']!.waiting).toMatchObject({ reason: 'quota' });
     expect(byTitle['Paused']!.waiting).toMatchObject({ reason: 'paused' });
     const human = (await h.run(['status', ...base])).out;
-    expect(human).toMatch(/"Running here": 1\/2 steps; held by session live1234 on box \(since .+, its process is running\); progress comments waiting since/);
+    expect(human).toMatch(/"Running here": 1\/2 steps; held by session live1234 on box \(since .+, its process is running\); used 1.2k tokens, 3 requests, 2 min; progress comments waiting since/);
     expect(human).toMatch(/"Crashed here": 0\/0 steps; nobody is working on it; was held by session dead5678 on box/);
     expect(human).toMatch(/"Elsewhere": .*held by session abcd0000 on another machine, laptop/);
     expect(human).toMatch(/"Out of balance": .*waiting for you: the model service's balance or quota is used up/);

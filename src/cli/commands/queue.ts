@@ -9,6 +9,7 @@ import { displayWidth, fitDisplay, padDisplay, safeText } from '../terminal-text
 import { isWorkError } from '../../core/engine-context';
 import { getLocale } from '../../core/locale';
 import { personQueue, type PersonQueueEntry } from '../../core/queue-view';
+import { formatTokens, totalTokens, type Usage } from '../../core/usage';
 import { normaliseRouteTag, routeFor } from '../../core/route-tags';
 import { WorkEngine } from '../../core/work-engine';
 import { findBinding } from '../../store/config-store';
@@ -101,6 +102,7 @@ export async function queueCommand(argv: readonly string[], io: CliIo, ctx: CliC
         paused: e.paused ?? false,
         steps: e.steps,
         tags: e.tags,
+        usage: usageJson(e.usage),
       })),
     });
     return EXIT.ok;
@@ -115,6 +117,13 @@ export async function queueCommand(argv: readonly string[], io: CliIo, ctx: CliC
   }
   printTable(io, style, queue.entries, ctx.text);
   return EXIT.ok;
+}
+
+/** A Work's usage as numbers for scripts (null before its first model answer). */
+export function usageJson(usage: Usage | undefined) {
+  if (!usage) return null;
+  const { requests, inputTokens, outputTokens, cacheReadTokens, ms, continuations, continuedRequests, continuedTokens } = usage;
+  return { requests, inputTokens, outputTokens, cacheReadTokens, tokens: totalTokens(usage), ms, continuations, continuedRequests, continuedTokens };
 }
 
 const LEVEL_KEYS: Record<PersonQueueEntry['level'], CliKey> = {
@@ -159,14 +168,15 @@ function printTable(io: CliIo, style: Style, entries: readonly PersonQueueEntry[
     level: t(LEVEL_KEYS[e.level]),
     title: fitDisplay(safeText(e.title), TITLE_COLUMNS).text,
     steps: e.steps.total > 0 ? `${e.steps.settled}/${e.steps.total}` : '',
+    used: e.usage && e.usage.requests > 0 ? t('cli.queue.usage', { tokens: formatTokens(getLocale(text.id), totalTokens(e.usage)), requests: e.usage.requests }) : '',
     why: whyText(e, text),
     executable: e.position !== undefined,
   }));
-  const header = { place: '#', level: t('cli.queue.col.priority'), title: t('cli.queue.col.work'), steps: t('cli.queue.col.steps'), why: t('cli.queue.col.why') };
-  const width = (key: 'place' | 'level' | 'title' | 'steps') => Math.max(displayWidth(header[key]), ...rows.map((r) => displayWidth(r[key])));
-  const w = { place: width('place'), level: width('level'), title: width('title'), steps: width('steps') };
-  const line = (r: { place: string; level: string; title: string; steps: string; why: string }) =>
-    `${padDisplay(r.place, w.place)}  ${padDisplay(r.level, w.level)}  ${padDisplay(r.title, w.title)}  ${padDisplay(r.steps, w.steps)}  ${r.why}`.trimEnd();
+  const header = { place: '#', level: t('cli.queue.col.priority'), title: t('cli.queue.col.work'), steps: t('cli.queue.col.steps'), used: t('cli.queue.col.usage'), why: t('cli.queue.col.why') };
+  const width = (key: 'place' | 'level' | 'title' | 'steps' | 'used') => Math.max(displayWidth(header[key]), ...rows.map((r) => displayWidth(r[key])));
+  const w = { place: width('place'), level: width('level'), title: width('title'), steps: width('steps'), used: width('used') };
+  const line = (r: { place: string; level: string; title: string; steps: string; used: string; why: string }) =>
+    `${padDisplay(r.place, w.place)}  ${padDisplay(r.level, w.level)}  ${padDisplay(r.title, w.title)}  ${padDisplay(r.steps, w.steps)}  ${padDisplay(r.used, w.used)}  ${r.why}`.trimEnd();
   io.out(`${style.dim(line(header))}\n`);
   for (const r of rows) {
     const shown = line(r);

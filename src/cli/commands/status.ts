@@ -29,6 +29,9 @@ import { checkList } from '../../core/bindings';
 import { normaliseRouteTag } from '../../core/route-tags';
 import { ENGINE_STATE_VERSION, type EngineState } from '../../core/work-state';
 import { workOverview, type WaitReason } from '../../core/work-overview';
+import { formatMinutes, formatTokens } from '../../core/usage';
+import { getLocale } from '../../core/locale';
+import { usageJson } from './queue';
 import { engineStateStore } from '../../wiring/runtime';
 import { isDidaError } from '../../dida/dida-error';
 import type { Project } from '../../dida/types';
@@ -208,6 +211,7 @@ export async function statusCommand(argv: readonly string[], io: CliIo, ctx: Cli
       holder: w.holder ? { host: w.holder.host, session: w.holder.session, since: new Date(w.holder.since).toISOString(), alive: w.holder.alive } : null,
       waiting: w.waiting ? { reason: w.waiting.reason, since: new Date(w.waiting.since).toISOString() } : null,
       commentsWaitingSince: w.commentsWaitingSince !== undefined ? new Date(w.commentsWaitingSince).toISOString() : null,
+      usage: usageJson(w.usage),
     })),
     rebuilt: (state.state?.rebuilt ?? []).map((r) => ({ at: new Date(r.at).toISOString(), what: r.what })),
     stateFile: { file: state.file, exists: state.exists, works: state.works, problem: state.problem ?? null },
@@ -301,6 +305,7 @@ interface StatusReport {
     holder: { host: string; session: string; since: string; alive: boolean | null } | null;
     waiting: { reason: WaitReason; since: string } | null;
     commentsWaitingSince: string | null;
+    usage: ReturnType<typeof usageJson>;
   }>;
   /** What was rebuilt from Dida after the state file was lost (review todos whose records were gone). */
   rebuilt: Array<{ at: string; what: string }>;
@@ -358,6 +363,7 @@ function printHuman(io: CliIo, s: Style, r: StatusReport, p: PrintContext): void
         const vars = { host: safeText(w.holder.host), session: safeText(w.holder.session || '-'), since: when(w.holder.since) };
         parts.push(w.holder.alive === true ? t('cli.status.work.heldAlive', vars) : w.holder.alive === false ? s.dim(t('cli.status.work.heldGone', vars)) : t('cli.status.work.heldRemote', vars));
       }
+      if (w.usage && w.usage.requests > 0) parts.push(t('cli.status.work.usage', { tokens: formatTokens(getLocale(p.text.id), w.usage.tokens), requests: w.usage.requests, minutes: formatMinutes(w.usage.ms) }));
       if (w.commentsWaitingSince) parts.push(s.warn(t('cli.status.work.commentsLate', { since: when(w.commentsWaitingSince) })));
       io.out(`  "${safeText(w.title)}": ${parts.join('; ')}\n`);
     }
