@@ -26,6 +26,7 @@ const SUITES = [
   { name: 'lifecycle', title: 'Whole Work lifecycle' },
   { name: 'sync', title: 'Sync scaling' },
   { name: 'plugin', title: 'Plugin overhead in dsh' },
+  { name: 'usage', title: 'Usage per Work' },
 ];
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
