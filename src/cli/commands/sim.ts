@@ -2,6 +2,7 @@
 // dsh at it, and with --use does that for the person (undone by `dida-todo login` to real Dida).
 import { helpText, intFlag, parseArgs, type FlagSpec } from '../cli-args';
 import type { CliIo } from '../cli-io';
+import { claimInterrupt } from '../cli-interrupt';
 import { CliFailure, createStyle, EXIT } from '../cli-output';
 import { globalOptions, GLOBAL_FLAGS, openCliRuntime, stringFlag, type CliContext } from '../cli-runtime';
 import { saveTokenAndEndpoint } from '../credentials-save';
@@ -48,10 +49,10 @@ export async function simCommand(argv: readonly string[], io: CliIo, ctx: CliCon
   }
 
   // Ctrl+C is handled from before the first line is printed: whoever reads "Press Ctrl+C" may press it at once.
+  // Stopping the simulator is what Ctrl+C is for here: it exits 0.
+  let release = () => {};
   const stopped = new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+    release = claimInterrupt(() => resolve());
   });
   const home = ctx.env.HOME || undefined;
   // One JSON line, so a script can read it and keep the simulator running.
@@ -72,6 +73,7 @@ export async function simCommand(argv: readonly string[], io: CliIo, ctx: CliCon
     io.out(`${t('cli.sim.stop')}\n`);
   }
   await stopped;
+  release();
   await sim.close();
   if (use && !options.json) io.err(`${t('cli.sim.stillUsed')}\n`);
   return EXIT.ok;
