@@ -136,7 +136,8 @@ describe('bind', () => {
     const port = await closedPort();
     const down = await h.run(['bind', 'Work', '--base-url', `http://127.0.0.1:${port}/open/v1`], { env: { DIDA_TODO_TOKEN: sim.token } });
     expect(down.code).toBe(1);
-    expect(oneErrorLine(down)).toMatch(/Could not reach Dida/);
+    // A loopback address is a simulator: it is named as one that is not running, not as a network problem.
+    expect(oneErrorLine(down)).toContain(`The simulator at http://127.0.0.1:${port}/open/v1 is not running (start it with`);
     expect(await readFile(h.configFile, 'utf8')).toBe(before);
   });
 });

@@ -103,7 +103,8 @@ describe('login --token', () => {
     const port = await closedPort();
     const result = await h.run(['login', '--token', sim.token, '--base-url', `http://127.0.0.1:${port}/open/v1`]);
     expect(result.code).toBe(1);
-    expect(oneErrorLine(result)).toMatch(/Could not check the token: Could not reach Dida.*Nothing was saved/);
+    // A loopback address is a simulator: named as one that is not running.
+    expect(oneErrorLine(result)).toMatch(/Could not check the token: The simulator at http:\/\/127\.0\.0\.1:\d+\/open\/v1 is not running \(start it with .*Nothing was saved/);
     noToken(result);
     expect(await exists(h.credentialsFile)).toBe(false);
   });

@@ -220,7 +220,7 @@ describe('status', () => {
     const port = await closedPort();
     const down = await h.run(['status', '--base-url', `http://127.0.0.1:${port}/open/v1`, '--json']);
     expect(down.code).toBe(1);
-    expect(oneErrorLine(down)).toMatch(/Could not reach Dida/);
+    expect(oneErrorLine(down)).toContain(`The simulator at http://127.0.0.1:${port}/open/v1 is not running (start it with`);
     expect(down.json<StatusJson>()).toMatchObject({ reachability: { checked: true, ok: false, code: 'network' }, binding: { list: 'unknown' } });
   });
 

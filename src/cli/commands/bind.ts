@@ -5,7 +5,7 @@ import path from 'node:path';
 import { helpText, parseArgs, UsageError, type FlagSpec } from '../cli-args';
 import type { CliIo } from '../cli-io';
 import { CliFailure, createStyle, EXIT, printJson, withProgress } from '../cli-output';
-import { connect, CWD_FLAG, explainRejection, globalOptions, GLOBAL_FLAGS, openCliRuntime, stringFlag, targetDir, type CliContext } from '../cli-runtime';
+import { connect, CWD_FLAG, explainDidaFailure, globalOptions, GLOBAL_FLAGS, openCliRuntime, stringFlag, targetDir, type CliContext } from '../cli-runtime';
 import { nearListNames } from '../near-miss';
 import { safeText } from '../terminal-text';
 import { bindList, type BindOptions, type BindTarget } from '../../core/bindings';
@@ -60,8 +60,8 @@ export async function bindCommand(argv: readonly string[], io: CliIo, ctx: CliCo
     const projects = await gateway.listProjects();
     if ('name' in target && args.flags.create !== true) refuseNearName(target.name, projects, ctx);
     return bindList(withLists(gateway, projects), runtime.config, dir, target, bindOptions);
-  }).catch((error: unknown) => {
-    throw explainRejection(error, source, ctx, endpoint);
+  }).catch(async (error: unknown) => {
+    throw await explainDidaFailure(error, source, ctx, endpoint, runtime.paths.stateDir);
   });
   const tag = findBinding(await runtime.config.read(), dir)?.tag;
   if (options.json) {
