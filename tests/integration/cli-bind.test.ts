@@ -3,7 +3,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
-import { closedPort, makeCliHome, modeOf, oneErrorLine, type CliHome } from '../helpers/cli-harness';
+import { closedPort, failureLine, makeCliHome, modeOf, oneErrorLine, type CliHome } from '../helpers/cli-harness';
 
 let sim: Simulator;
 let h: CliHome;
@@ -137,7 +137,7 @@ describe('bind', () => {
     const down = await h.run(['bind', 'Work', '--base-url', `http://127.0.0.1:${port}/open/v1`], { env: { DIDA_TODO_TOKEN: sim.token } });
     expect(down.code).toBe(1);
     // A loopback address is a simulator: it is named as one that is not running, not as a network problem.
-    expect(oneErrorLine(down)).toContain(`The simulator at http://127.0.0.1:${port}/open/v1 is not running (start it with`);
+    expect(failureLine(down)).toContain(`The simulator at http://127.0.0.1:${port}/open/v1 is not running (start it with`);
     expect(await readFile(h.configFile, 'utf8')).toBe(before);
   });
 });
@@ -150,7 +150,7 @@ describe('bind: a name close to an open list, the home folder and /', () => {
     const before = await readFile(h.configFile, 'utf8');
     const typo = await h.run(['bind', '工作清丹', ...base]);
     expect(typo.code).toBe(2);
-    expect(oneErrorLine(typo)).toBe('dida-todo: No open Dida list is named 「工作清丹」; did you mean 「工作清单」? (add --create to make a new list) Nothing was changed.');
+    expect(failureLine(typo)).toBe('dida-todo: No open Dida list is named 「工作清丹」; did you mean 「工作清单」? (add --create to make a new list) Nothing was changed.');
     expect(lists()).toEqual(['Old', 'Work', '工作清单']);
     expect(await readFile(h.configFile, 'utf8')).toBe(before);
     const zh = await h.run(['bind', '工作清丹', ...base, '--json'], { env: { LANG: 'zh_CN.UTF-8' } });
@@ -169,7 +169,7 @@ describe('bind: a name close to an open list, the home folder and /', () => {
     for (const name of ['work', 'Ｗｏｒｋ', ' W o r k ', 'Work!', 'Wrok']) {
       const result = await h.run(['bind', name, ...base]);
       expect(result.code, name).toBe(2);
-      expect(oneErrorLine(result), name).toContain('did you mean 「Work」?');
+      expect(failureLine(result), name).toContain('did you mean 「Work」?');
     }
     expect(lists()).toEqual(['Old', 'Work']);
   });
@@ -196,7 +196,7 @@ describe('bind: a name close to an open list, the home folder and /', () => {
     ] as const) {
       const result = await h.run(['bind', 'Work', '--cwd', dir, ...base]);
       expect(result.code, dir).toBe(2);
-      const line = oneErrorLine(result);
+      const line = failureLine(result);
       expect(line).toContain(`${dir} ${what}`);
       expect(line).toContain('`cd` into a project directory');
       expect(line).toContain('--force');

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makeCliHome, modeOf, oneErrorLine, type CliHome, type LiveRun } from '../helpers/cli-harness';
+import { failureLine, makeCliHome, modeOf, type CliHome, type LiveRun } from '../helpers/cli-harness';
 
 let h: CliHome;
 let data: string;
@@ -78,7 +78,7 @@ describe('sim --data keeps its address', () => {
     const port = Number(new URL(first.url).port);
     const twice = await h.run(['sim', '--data', data]);
     expect(twice.code).toBe(1);
-    expect(oneErrorLine(twice)).toContain(`A simulator with this data is already running at ${first.url}`);
+    expect(failureLine(twice)).toContain(`A simulator with this data is already running at ${first.url}`);
     await stopSim(first.run);
 
     const squatter = net.createServer((socket) => socket.destroy());
@@ -86,11 +86,11 @@ describe('sim --data keeps its address', () => {
     try {
       const taken = await h.run(['sim', '--data', data]);
       expect(taken.code).toBe(1);
-      const line = oneErrorLine(taken);
+      const line = failureLine(taken);
       expect(line).toContain(`Port ${port} on 127.0.0.1, where this simulator listened last time (~/.local/share/dida-todo-sim.json.address.json), is taken by another program`);
       expect(line).toContain('--port 0');
       const flag = await h.run(['sim', '--port', String(port)]);
-      expect(oneErrorLine(flag)).toBe(`dida-todo: Port ${port} on 127.0.0.1 is taken by another program; pass another --port (or none for a free one).`);
+      expect(failureLine(flag)).toBe(`dida-todo: Port ${port} on 127.0.0.1 is taken by another program; pass another --port (or none for a free one).`);
     } finally {
       await new Promise<void>((resolve) => squatter.close(() => resolve()));
     }
@@ -105,18 +105,18 @@ describe('a simulator that is not running', () => {
 
     const status = await h.run(['status']);
     expect(status.code).toBe(1);
-    expect(oneErrorLine(status)).toContain(expected);
+    expect(failureLine(status)).toContain(expected);
     expect(status.out).toContain(expected);
     for (const argv of [['bind', 'Work'], ['lists']]) {
       const result = await h.run(argv);
       expect(result.code, argv.join(' ')).toBe(1);
-      const line = oneErrorLine(result);
+      const line = failureLine(result);
       expect(line, argv.join(' ')).toContain(expected);
       expect(line).not.toContain('check the network');
     }
     const login = await h.run(['login', '--token', '-', '--base-url', sim.url], { stdin: `${sim.token}\n` });
     expect(login.code).toBe(1);
-    expect(oneErrorLine(login)).toContain(expected);
+    expect(failureLine(login)).toContain(expected);
 
     // Started as it says: everything works again, nothing to redo.
     await startSim(['--data', data]);
@@ -127,14 +127,14 @@ describe('a simulator that is not running', () => {
     const sim = await startSim(['--use']);
     await stopSim(sim.run);
     const status = await h.run(['status']);
-    expect(oneErrorLine(status)).toContain(`The simulator at ${sim.url} is not running (start it with \`dida-todo sim --use --data ~/.local/share/dida-todo-sim.json\``);
+    expect(failureLine(status)).toContain(`The simulator at ${sim.url} is not running (start it with \`dida-todo sim --use --data ~/.local/share/dida-todo-sim.json\``);
     const zh = await h.run(['lists'], { env: { LANG: 'zh_CN.UTF-8' } });
-    expect(oneErrorLine(zh)).toContain(`${sim.url} 上的模拟器没有在运行`);
+    expect(failureLine(zh)).toContain(`${sim.url} 上的模拟器没有在运行`);
   });
 
   it('a Dida address that is not this machine keeps the network advice', async () => {
     const result = await h.run(['lists', '--base-url', 'http://dida.invalid/open/v1'], { env: { DIDA_TODO_TOKEN: 'some-token-0123456789' } });
     expect(result.code).toBe(1);
-    expect(oneErrorLine(result)).toMatch(/Could not reach Dida .*check the network connection/);
+    expect(failureLine(result)).toMatch(/Could not reach Dida .*check the network connection/);
   });
 });
