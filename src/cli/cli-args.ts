@@ -1,5 +1,6 @@
 // Parses `dida-todo` argv into positionals and flags, rejecting unknown flags; renders a command's help.
 import type { CliKey, CliText } from './cli-locale';
+import { closestWord } from './near-miss';
 import { afterLabel, displayWidth, padDisplay } from './terminal-text';
 
 export class UsageError extends Error {
@@ -38,7 +39,7 @@ export function parseArgs(argv: readonly string[], specs: Record<string, FlagSpe
       break;
     }
     if (!arg.startsWith('--')) {
-      if (arg.startsWith('-') && arg !== '-' && arg !== '-h') throw new UsageError(t('cli.usage.unknownOption', { option: arg, command }));
+      if (arg.startsWith('-') && arg !== '-' && arg !== '-h') throw unknownOption(arg, arg.replace(/^-+/, '').split('=')[0] as string, all, command, text);
       if (arg === '-h') flags.help = true;
       else positionals.push(arg);
       continue;
@@ -46,7 +47,7 @@ export function parseArgs(argv: readonly string[], specs: Record<string, FlagSpe
     const eq = arg.indexOf('=');
     const key = eq > 0 ? arg.slice(2, eq) : arg.slice(2);
     const spec = Object.hasOwn(all, key) ? all[key] : undefined;
-    if (!spec) throw new UsageError(t('cli.usage.unknownOption', { option: `--${key}`, command }));
+    if (!spec) throw unknownOption(`--${key}`, key, all, command, text);
     if (spec.type === 'boolean') {
       if (eq > 0) throw new UsageError(t('cli.usage.noValue', { option: `--${key}` }));
       flags[key] = true;
@@ -59,6 +60,14 @@ export function parseArgs(argv: readonly string[], specs: Record<string, FlagSpe
     flags[key] = value;
   }
   return { positionals, flags };
+}
+
+/** "Unknown option …", with the closest option of the command when one is near (`--jsno` → `--json`). */
+function unknownOption(option: string, key: string, specs: Record<string, FlagSpec>, command: string, text: CliText): UsageError {
+  // `-json` is `--json` with one dash; anything else is matched against the command's options.
+  const near = option !== `--${key}` && Object.hasOwn(specs, key) ? key : closestWord(key, Object.keys(specs));
+  if (near === undefined) return new UsageError(text.t('cli.usage.unknownOption', { option, command }));
+  return new UsageError(text.t('cli.usage.unknownOptionNear', { option, command, suggestion: `--${near}` }));
 }
 
 /** Reads an integer flag within bounds, or undefined when absent. */

@@ -37,9 +37,15 @@ export const processIo: CliIo = {
   readLine: (prompt) => (process.stdin.isTTY ? readHiddenLine(process.stdin, (text) => void process.stderr.write(text), prompt) : readStdinLine(process.stdin)),
 };
 
-/** Raised when the person presses Ctrl+C or Ctrl+D at a hidden prompt. */
+/** Raised when the person presses Ctrl+C (`interrupted`) or Ctrl+D at a hidden prompt. */
 export class InputAborted extends Error {
   override readonly name = 'InputAborted';
+  constructor(
+    message: string,
+    readonly interrupted = false,
+  ) {
+    super(message);
+  }
 }
 
 /**
@@ -71,7 +77,8 @@ export function readHiddenLine(
           if (text.trim() === '') continue;
           return finish();
         }
-        if (ch === '\u0003' || ch === '\u0004') return finish(new InputAborted('input aborted'));
+        if (ch === '\u0003') return finish(new InputAborted('interrupted', true));
+        if (ch === '\u0004') return finish(new InputAborted('input aborted'));
         if (ch === '\u007f' || ch === '\b') text = [...text].slice(0, -1).join('');
         // eslint-disable-next-line no-control-regex
         else if (!/[\u0000-\u001f]/.test(ch)) text += ch;

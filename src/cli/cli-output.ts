@@ -20,6 +20,8 @@ export const EXIT = {
   noToken: 3,
   /** The directory is not bound to a (still open) Dida list. */
   notBound: 4,
+  /** Stopped by Ctrl+C (SIGINT), as shells report it (128 + 2). */
+  interrupted: 130,
 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
@@ -78,7 +80,10 @@ export function describeFailure(error: unknown, text: CliText): FailureInfo {
     if (named.name === 'ConfigError') return { exitCode: EXIT.failure, code: 'config_invalid', message: configErrorMessage(error as ConfigError, text) };
     if (named.name === 'StateError') return { exitCode: EXIT.failure, code: String(named.code ?? 'state_error'), message: oneLine(safeText(String(named.message))) };
     if (named.name === 'LockTimeoutError') return { exitCode: EXIT.failure, code: 'lock_timeout', message: t('cli.error.lockTimeout') };
-    if (named.name === 'InputAborted') return { exitCode: EXIT.usage, code: 'aborted', message: t('cli.error.inputAborted') };
+    if (named.name === 'InputAborted') {
+      const interrupted = (named as { interrupted?: unknown }).interrupted === true;
+      return { exitCode: interrupted ? EXIT.interrupted : EXIT.usage, code: interrupted ? 'interrupted' : 'aborted', message: t('cli.error.inputAborted') };
+    }
     if (named.name === 'FileSaveError' && typeof named.file === 'string' && typeof named.dir === 'string') {
       return { exitCode: EXIT.failure, code: 'file_not_saved', message: fileNotSaved(named.file, named.dir, String(named.code), text) };
     }

@@ -5,6 +5,7 @@ import type { FlagSpec, ParsedArgs } from './cli-args';
 import { UsageError } from './cli-args';
 import type { CliText } from './cli-locale';
 import { CliFailure, EXIT, type GuardedIo } from './cli-output';
+import { simulatorDownMessage } from './sim-address';
 import type { DidaGateway } from '../dida/dida-gateway';
 import { isDidaError } from '../dida/dida-error';
 import { createHttpGateway, type DidaRegion } from '../dida/http-gateway';
@@ -181,6 +182,16 @@ export async function connect(runtime: Runtime, ctx: CliContext, options: Global
 export function explainRejection(error: unknown, source: TokenInfo, ctx: CliContext, endpoint?: Endpoint): unknown {
   if (isDidaError(error) && error.code === 'auth') return new CliFailure(EXIT.noToken, 'auth', rejectionMessage(source, ctx, endpoint));
   return error;
+}
+
+/**
+ * explainRejection, and a network failure at a loopback address (a simulator) as "the simulator at … is not
+ * running (start it with …)" instead of a network problem.
+ */
+export async function explainDidaFailure(error: unknown, source: TokenInfo, ctx: CliContext, endpoint: Endpoint, stateDir: string): Promise<unknown> {
+  const down = await simulatorDownMessage(error, endpoint.baseUrl, stateDir, ctx.text, ctx.env.HOME || undefined);
+  if (down !== undefined) return new CliFailure(EXIT.failure, 'network', down);
+  return explainRejection(error, source, ctx, endpoint);
 }
 
 export function rejectionMessage(source: TokenInfo, ctx: CliContext, endpoint?: Endpoint): string {

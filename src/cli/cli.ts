@@ -1,11 +1,13 @@
 // `dida-todo` command line: picks the language, dispatches to one module per command, prints failures as one line.
 import path from 'node:path';
 import { UsageError } from './cli-args';
+import { setInterruptContext } from './cli-interrupt';
 import { processIo, type CliIo } from './cli-io';
 import { cliText, pickCliLocale, type CliKey, type CliText } from './cli-locale';
 import { describeFailure, guardIo, printJson } from './cli-output';
 import type { CliContext } from './cli-runtime';
 import { PACKAGE_VERSION } from './install-commands';
+import { closestWord } from './near-miss';
 import { afterLabel, padDisplay } from './terminal-text';
 import { readFileIfExists } from '../store/atomic-file';
 import { parseConfigText } from '../store/config-store';
@@ -42,6 +44,24 @@ function configPathOf(argv: readonly string[], env: NodeJS.ProcessEnv, cwd: stri
   return resolvePaths(env).configFile;
 }
 
+/** The folders a command may write in (config.yaml's and state.json's), for the Ctrl+C clean-up. */
+function writtenDirs(argv: readonly string[], env: NodeJS.ProcessEnv, cwd: string): string[] {
+  let stateDir = resolvePaths(env).stateDir;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '--') break;
+    if (arg === '--state-dir' && argv[i + 1] !== undefined) stateDir = path.resolve(cwd, argv[i + 1] as string);
+    else if (arg.startsWith('--state-dir=')) stateDir = path.resolve(cwd, arg.slice('--state-dir='.length));
+  }
+  return [path.dirname(configPathOf(argv, env, cwd)), stateDir];
+}
+
+/** "Unknown command", with the closest command when one is near (`stauts` → `status`). */
+function unknownCommand(name: string, text: CliText): UsageError {
+  const near = closestWord(name, [...Object.keys(COMMANDS), 'help']);
+  return new UsageError(near ? text.t('cli.usage.unknownCommandNear', { command: name, suggestion: near }) : text.t('cli.usage.unknownCommand', { command: name }));
+}
+
 /** The CLI's language: config.yaml's `locale` (when the file reads cleanly), else LC_ALL / LC_MESSAGES / LANG. */
 export async function cliLocaleFor(argv: readonly string[], env: NodeJS.ProcessEnv, cwd: string): Promise<CliText> {
   let configured: string | undefined;
@@ -62,6 +82,9 @@ export async function cliLocaleFor(argv: readonly string[], env: NodeJS.ProcessE
  */
 export async function main(argv: readonly string[], io: CliIo = processIo, env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): Promise<number> {
   const text = await cliLocaleFor(argv, env, cwd);
+  setInterruptContext({ dirs: writtenDirs(argv, env, cwd), stoppedLine: `dida-todo: ${text.t('cli.interrupt.stopped')}`, finishingLine: `dida-todo: ${text.t('cli.interrupt.finishing')}` });
+  // `help <command>` is `<command> --help`.
+  if (argv[0] === 'help' && argv[1] !== undefined && !argv[1].startsWith('-')) return main([argv[1], '--help'], io, env, cwd);
   const [name, ...rest] = argv;
   if (name === '--version' || name === '-V' || name === 'version') {
     io.out(argv.includes('--json') ? `${JSON.stringify({ name: 'dida-todo', version: PACKAGE_VERSION, node: process.version })}\n` : `dida-todo ${PACKAGE_VERSION}\n`);
@@ -76,7 +99,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo, env: 
   const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   const guarded = guardIo(io);
   try {
-    if (!command) throw new UsageError(text.t('cli.usage.unknownCommand', { command: name }));
+    if (!command) throw unknownCommand(name, text);
     return await (await command.load())(rest, guarded, { env, cwd, io: guarded, text });
   } catch (error) {
     const failure = describeFailure(error, text);

@@ -1,5 +1,6 @@
 // Saves a token (credentials.json, 0600) together with the Dida it belongs to (config.yaml): both or neither.
 import { rm } from 'node:fs/promises';
+import { uninterruptible } from './cli-interrupt';
 import type { CliContext } from './cli-runtime';
 import { CliFailure, describeFailure, EXIT } from './cli-output';
 import { readFileIfExists, writeFileAtomic } from '../store/atomic-file';
@@ -31,7 +32,7 @@ export interface SavedLogin {
 /**
  * Writes the token, then applies `change` to config.yaml (only when it changes the endpoint, so an unchanged
  * config.yaml and its lock are never touched). When config.yaml cannot be written, credentials.json is put back as
- * it was and the CliFailure says what was and was not saved.
+ * it was and the CliFailure says what was and was not saved. Ctrl+C meanwhile takes effect once both are settled.
  */
 export async function saveTokenAndEndpoint(
   runtime: Runtime,
@@ -40,6 +41,10 @@ export async function saveTokenAndEndpoint(
   before: DidaTodoConfig,
   change: (config: DidaTodoConfig) => DidaTodoConfig,
 ): Promise<SavedLogin> {
+  return uninterruptible(() => saveBoth(runtime, ctx, token, before, change));
+}
+
+async function saveBoth(runtime: Runtime, ctx: CliContext, token: string, before: DidaTodoConfig, change: (config: DidaTodoConfig) => DidaTodoConfig): Promise<SavedLogin> {
   const file = runtime.paths.credentialsFile;
   const differs = (a: DidaTodoConfig, b: DidaTodoConfig) => a.baseUrl !== b.baseUrl || a.region !== b.region;
   const previousCredentials = await readFileIfExists(file).catch(() => undefined);

@@ -35,3 +35,28 @@ export const INSTALL: InstallCommands = {
   npmInstallGlobal: `npm install -g ${installSpec()}`,
   linkFromProfile: (dshHome = '~/.dsh', profile = 'web') => `ln -sf ${dshHome}/profiles/${profile}/node_modules/dida-todo/dsh-plugin/cli.mjs ~/.local/bin/dida-todo`,
 };
+
+/** `npm pack`'s file name for this version: `dida-todo-<version>.tgz`. */
+export const PACKED_FILE = `dida-todo-${PACKAGE_VERSION}.tgz`;
+
+/** The install commands from a clone: pack it, then install the packed file (the `github:` address needs the repository). */
+export interface CloneInstall {
+  /** `cd <clone> && npm pack && dsh plugin --profile <profile> add <clone>/dida-todo-<version>.tgz` */
+  dshPluginAdd(profile?: string): string;
+  /** `cd <clone> && npm pack && npm install -g <clone>/dida-todo-<version>.tgz` */
+  npmInstallGlobal: string;
+}
+
+/** A path as one shell word (quoted only when it needs to be). */
+function shellWord(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+export function cloneInstall(root: string): CloneInstall {
+  const pack = `cd ${shellWord(root)} && npm pack`;
+  const packed = shellWord(`${root.replace(/\/+$/, '')}/${PACKED_FILE}`);
+  return {
+    dshPluginAdd: (profile = 'web') => `${pack} && dsh plugin --profile ${profile} add ${packed}`,
+    npmInstallGlobal: `${pack} && npm install -g ${packed}`,
+  };
+}

@@ -1,4 +1,5 @@
 // Where the demo's Dida lives: the local simulator (default) or the person's real account (--real --list <name>).
+import { cliText, type CliText } from '../cli/cli-locale';
 import type { DidaGateway } from '../dida/dida-gateway';
 import { createHttpGateway } from '../dida/http-gateway';
 import type { Task } from '../dida/types';
@@ -20,8 +21,8 @@ export interface DemoBackend {
   readonly token: string;
   /** Written into config.yaml as `baseUrl` (simulator only). */
   readonly baseUrl?: string;
-  /** One line describing where Dida is. */
-  readonly where: string;
+  /** With --real: the person's dedicated list. */
+  readonly listName?: string;
   /** Creates the list the person "wrote": one Work with two items and a body, one draft. */
   seed(): Promise<SeededList>;
   /** The person (the list's owner) comments on a task, as in the Dida app. */
@@ -39,7 +40,6 @@ export async function simulatorBackend(existing?: Simulator): Promise<DemoBacken
     gateway,
     token: sim.token,
     baseUrl: sim.baseUrl,
-    where: `local Dida simulator at ${sim.baseUrl}`,
     async seed() {
       const project = sim.seedProject({ name: DEMO_LIST_NAME });
       const work = sim.seedTask({
@@ -71,20 +71,20 @@ export class DemoListError extends Error {
  * The person's real Dida (token from DIDA_TODO_TOKEN), confined to one dedicated list: created when missing, refused
  * when several open lists have the name or when it still has open tasks (the demo never touches other lists).
  */
-export function realBackend(token: string, listName: string, gatewayOverride?: DidaGateway): DemoBackend {
+export function realBackend(token: string, listName: string, gatewayOverride?: DidaGateway, text: CliText = cliText('en')): DemoBackend {
   const gateway = gatewayOverride ?? createHttpGateway({ token, timeoutMs: 15_000 });
   return {
     kind: 'real',
     gateway,
     token,
-    where: `your real Dida account, list "${listName}"`,
+    listName,
     async seed() {
       const lists = (await gateway.listProjects()).filter((p) => p.name === listName && !p.closed);
-      if (lists.length > 1) throw new DemoListError(`${lists.length} open Dida lists are named "${listName}"; pick a unique name for the demo list.`);
+      if (lists.length > 1) throw new DemoListError(text.t('cli.demo.list.ambiguous', { count: lists.length, list: listName }));
       const project = lists[0] ?? (await gateway.createProject({ name: listName }));
       const open = (await gateway.getProjectData(project.id)).tasks;
       if (open.length > 0) {
-        throw new DemoListError(`The Dida list "${listName}" has ${open.length} open task(s); the demo needs an empty dedicated list (complete or delete them, or choose another --list name).`);
+        throw new DemoListError(text.t('cli.demo.list.notEmpty', { list: listName, count: open.length }));
       }
       const work = await gateway.createTask({
         projectId: project.id,

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ensureDsh, makeDshHome, removeDshHome, repoRoot, runDsh, installBundle } from '../../tests/e2e/harness/dsh-run';
 import { startFakeModel, type Behaviour, type FakeModel } from '../../tests/e2e/harness/fake-model';
+import { cliText, type CliText } from '../cli/cli-locale';
 import { INSTALL } from '../cli/install-commands';
 import type { DemoHost, PreparedHost, SessionResult } from './demo-runner';
 import { seconds } from './demo-print';
@@ -19,6 +20,8 @@ export interface DshHostOptions {
   /** Bound of one headless session (default 3 minutes scripted, 10 minutes with the real model). */
   sessionTimeoutMs?: number;
   log?: (line: string) => void;
+  /** The language of the progress lines (default English). */
+  text?: CliText;
 }
 
 /**
@@ -50,33 +53,35 @@ export class DshDemoHost implements DemoHost {
   }
 
   async prepare(log: (line: string) => void): Promise<PreparedHost> {
+    const { t } = this.options.text ?? cliText('en');
+    const ms = (value: number) => seconds(value, this.options.text);
     if (!fs.existsSync(path.join(repoRoot, 'dsh-plugin', 'index.mjs'))) {
-      throw new Error(`${path.join(repoRoot, 'dsh-plugin', 'index.mjs')} is missing; run \`npm run build\` first.`);
+      throw new Error(t('cli.demo.dsh.missingBuild', { file: path.join(repoRoot, 'dsh-plugin', 'index.mjs') }));
     }
     const cache = dshCacheDir();
     keepPnpmCacheInside(cache);
     const cached = fs.existsSync(path.join(cache, 'ready.json'));
-    log(cached ? `dsh: using the cached install in ${cache}` : `dsh: installing dsh into ${cache} (first run only; usually under a minute)…`);
-    let t = Date.now();
-    const started = t;
+    log(t(cached ? 'cli.demo.dsh.cached' : 'cli.demo.dsh.installing', { cache }));
+    let at = Date.now();
+    const started = at;
     // A cold install is quiet for a while: say every 10 s that it is still going.
-    const heartbeat = cached ? undefined : setInterval(() => log(`  … still installing dsh (${Math.round((Date.now() - started) / 1000)} s)`), 10_000);
+    const heartbeat = cached ? undefined : setInterval(() => log(t('cli.demo.dsh.stillInstalling', { seconds: Math.round((Date.now() - started) / 1000) })), 10_000);
     let install;
     try {
       install = await ensureDsh();
     } finally {
       if (heartbeat) clearInterval(heartbeat);
     }
-    log(`dsh ${install.version} ready (${seconds(Date.now() - t)})`);
+    log(t('cli.demo.dsh.ready', { version: install.version, time: ms(Date.now() - at) }));
 
     this.home = makeDshHome();
     this.project = fs.realpathSync(fs.mkdtempSync(path.join(this.home, 'project-')));
-    log(`isolated DSH_HOME ${this.home}${this.options.keep ? ' (kept after the demo: --keep)' : ' (removed afterwards)'}`);
-    t = Date.now();
+    log(t(this.options.keep ? 'cli.demo.dsh.homeKept' : 'cli.demo.dsh.home', { home: this.home }));
+    at = Date.now();
     // The clone goes into the demo's own dsh home only; the person's command is the one from package.json.
-    log(`installing this clone into the demo's dsh home (for your own dsh: \`${INSTALL.dshPluginAdd('web')}\`)…`);
+    log(t('cli.demo.dsh.installingClone', { command: INSTALL.dshPluginAdd('web') }));
     await installBundle(this.home, 'headless', repoRoot);
-    log(`  installed (${seconds(Date.now() - t)})`);
+    log(t('cli.demo.dsh.installed', { time: ms(Date.now() - at) }));
     if (this.scripted) this.model = await startFakeModel();
     return {
       projectDir: this.project,

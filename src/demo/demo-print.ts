@@ -1,5 +1,6 @@
 // Renders Dida state the way a person sees it in the Dida app: plain text, colours only when asked for. Every text
 // that came from Dida is made terminal-safe (control and escape characters shown escaped, never run).
+import { cliText, type CliKey, type CliText } from '../cli/cli-locale';
 import { colorsWanted } from '../cli/cli-output';
 import { displayWidth, safeText } from '../cli/terminal-text';
 import { parseDidaDate } from '../dida/dida-date';
@@ -7,6 +8,8 @@ import { isItemCompleted, type Comment, type Task } from '../dida/types';
 
 export interface DemoStyle {
   readonly enabled: boolean;
+  /** The person's language (the CLI's catalogs): config.yaml's `locale`, else LANG. */
+  readonly text: CliText;
   bold(text: string): string;
   dim(text: string): string;
   good(text: string): string;
@@ -15,9 +18,9 @@ export interface DemoStyle {
   accent(text: string): string;
 }
 
-export function demoStyle(enabled: boolean): DemoStyle {
-  const wrap = (open: number, close: number) => (text: string) => (enabled ? `\u001b[${open}m${text}\u001b[${close}m` : text);
-  return { enabled, bold: wrap(1, 22), dim: wrap(2, 22), good: wrap(32, 39), warn: wrap(33, 39), bad: wrap(31, 39), accent: wrap(36, 39) };
+export function demoStyle(enabled: boolean, text: CliText = cliText('en')): DemoStyle {
+  const wrap = (open: number, close: number) => (value: string) => (enabled ? `\u001b[${open}m${value}\u001b[${close}m` : value);
+  return { enabled, text, bold: wrap(1, 22), dim: wrap(2, 22), good: wrap(32, 39), warn: wrap(33, 39), bad: wrap(31, 39), accent: wrap(36, 39) };
 }
 
 /** Colours are on when forced by a flag, else as the CLI decides (FORCE_COLOR, NO_COLOR, TERM=dumb, a terminal). */
@@ -26,18 +29,11 @@ export function colorEnabled(forced: boolean | undefined, isTTY: boolean | undef
   return colorsWanted(isTTY, env);
 }
 
-/** Dida's names for its priorities. */
-export function priorityName(priority: number | null | undefined): string {
-  switch (priority) {
-    case 5:
-      return 'high';
-    case 3:
-      return 'medium';
-    case 1:
-      return 'low';
-    default:
-      return 'none';
-  }
+const PRIORITY_KEYS: Record<number, CliKey> = { 5: 'cli.demo.priority.high', 3: 'cli.demo.priority.medium', 1: 'cli.demo.priority.low' };
+
+/** Dida's names for its priorities, in the person's language. */
+export function priorityName(priority: number | null | undefined, text: CliText = cliText('en')): string {
+  return text.t(PRIORITY_KEYS[priority ?? 0] ?? 'cli.demo.priority.none');
 }
 
 /** The person's text of a task: `desc` (a checklist's description) plus `content` when it is not already in it. */
@@ -64,27 +60,28 @@ export function triggerOffsetMs(trigger: string): number | undefined {
   return minus ? -ms : ms;
 }
 
-function relativeMinutes(ms: number): string {
+function relativeMinutes(ms: number, text: CliText): string {
   const minutes = Math.round(ms / 60_000);
-  return `${minutes >= 0 ? '+' : '−'}${Math.abs(minutes)} min`;
+  return text.t('cli.demo.minutes', { sign: minutes >= 0 ? '+' : '−', minutes: Math.abs(minutes) });
 }
 
 /**
  * One sentence explaining when Dida reminds the person: each reminder as a wall-clock time and as minutes after
  * `filedAtMs` (when the todo appeared), e.g. "at 14:05 (+3 min) and 14:08 (+6 min)".
  */
-export function explainReminders(task: Task, filedAtMs: number): string[] {
+export function explainReminders(task: Task, filedAtMs: number, text: CliText = cliText('en')): string[] {
+  const { t } = text;
   const reminders = task.reminders ?? [];
   const due = parseDidaDate(task.dueDate ?? task.startDate);
-  if (reminders.length === 0) return ['No reminders.'];
-  if (!due) return [`${reminders.length} reminder${reminders.length === 1 ? '' : 's'}, but no due time to count them from.`];
+  if (reminders.length === 0) return [t('cli.demo.noReminders')];
+  if (!due) return [text.plural('cli.demo.remindersNoDue', reminders.length)];
   const times = reminders.map((r) => triggerOffsetMs(r)).filter((o): o is number => o !== undefined).map((o) => due.getTime() + o);
-  const parts = times.map((t) => `${clock(t)} (${relativeMinutes(t - filedAtMs)})`);
-  const joined = parts.length <= 1 ? parts.join('') : `${parts.slice(0, -1).join(', ')} and ${parts.at(-1)}`;
+  const parts = times.map((at) => `${clock(at)} (${relativeMinutes(at - filedAtMs, text)})`);
+  const joined = parts.length <= 1 ? parts.join('') : `${parts.slice(0, -1).join(t('cli.demo.listSeparator'))}${t('cli.demo.and')}${parts.at(-1)}`;
   const later = Math.round(((times.at(-1) ?? due.getTime()) - due.getTime()) / 60_000);
   return [
-    `Due ${clock(due.getTime())} (${relativeMinutes(due.getTime() - filedAtMs)} after it was filed); Dida reminds you at ${joined}:`,
-    later > 0 ? `at the due time and again ${later} minutes later, so a finished Work does not wait unnoticed.` : 'at the due time, so a finished Work does not wait unnoticed.',
+    t('cli.demo.due', { due: clock(due.getTime()), relative: relativeMinutes(due.getTime() - filedAtMs, text), times: joined }),
+    later > 0 ? t('cli.demo.dueAgain', { minutes: later }) : t('cli.demo.dueOnce'),
   ];
 }
 
@@ -107,8 +104,9 @@ export function renderTask(task: Task, s: DemoStyle, options: TaskRenderOptions 
   const done = task.status === 2;
   const box = done ? s.good('☑') : '☐';
   const title = done ? s.good(safeText(task.title)) : s.bold(safeText(task.title));
-  const priority = s.dim(`[priority ${priorityName(task.priority)}${task.priority === 0 ? ' → a draft, left alone' : ''}]`);
-  const status = done ? ` ${s.good('completed')}` : '';
+  const name = priorityName(task.priority, s.text);
+  const priority = s.dim(s.text.t(task.priority === 0 ? 'cli.demo.priorityDraft' : 'cli.demo.priority', { name }));
+  const status = done ? ` ${s.good(s.text.t('cli.demo.taskCompleted'))}` : '';
   const lines = [`${indent}${box} ${title}  ${priority}${status}${options.note ? `  ${s.dim(options.note)}` : ''}`];
   for (const item of task.items ?? []) {
     const ticked = isItemCompleted(item);
@@ -124,7 +122,7 @@ export function renderTask(task: Task, s: DemoStyle, options: TaskRenderOptions 
 /** A list header and its tasks. */
 export function renderList(name: string, tasks: readonly Task[], s: DemoStyle, indent = '  '): string[] {
   const lines = [`${indent}${s.bold(`📋 ${safeText(name)}`)}`];
-  if (tasks.length === 0) lines.push(`${indent}  ${s.dim('(no open tasks)')}`);
+  if (tasks.length === 0) lines.push(`${indent}  ${s.dim(s.text.t('cli.demo.noOpenTasks'))}`);
   for (const task of tasks) lines.push(...renderTask(task, s, { indent: `${indent}  ` }));
   return lines;
 }
@@ -139,19 +137,20 @@ export function renderComment(comment: Pick<Comment, 'title'>, s: DemoStyle, ind
 /** The acceptance todo: title, priority, report body, reminders explained, and its comments. */
 export function renderAcceptance(task: Task, comments: readonly Comment[], filedAtMs: number, s: DemoStyle, indent = '  '): string[] {
   const lines = renderTask(task, s, { indent, body: false });
-  lines.push(`${indent}    ${s.dim('report (the todo\'s description):')}`);
+  lines.push(`${indent}    ${s.dim(s.text.t('cli.demo.report'))}`);
   lines.push(...indentLines(taskBody(task), `${indent}    ${s.dim('│')} `));
-  lines.push(...explainReminders(task, filedAtMs).map((line) => `${indent}    ⏰ ${line}`.replace('⏰ at the due', '   at the due')));
+  // The first line carries the clock; the explanation continues under it.
+  lines.push(...explainReminders(task, filedAtMs, s.text).map((line, i) => `${indent}    ${i === 0 ? '⏰' : '  '} ${line}`));
   for (const comment of comments) lines.push(...renderComment(comment, s, `${indent}    `));
   return lines;
 }
 
 /** A section heading: `Step n/m  title`. */
 export function heading(step: number, total: number, title: string, s: DemoStyle): string {
-  return `\n${s.accent(s.bold(`Step ${step}/${total}`))}  ${s.bold(title)}`;
+  return `\n${s.accent(s.bold(s.text.t('cli.demo.heading', { step, total })))}  ${s.bold(title)}`;
 }
 
 /** Seconds with one decimal. */
-export function seconds(ms: number): string {
-  return `${(ms / 1000).toFixed(1)} s`;
+export function seconds(ms: number, text: CliText = cliText('en')): string {
+  return text.t('cli.demo.seconds', { seconds: (ms / 1000).toFixed(1) });
 }

@@ -4,7 +4,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Behaviour } from '../../tests/e2e/harness/fake-model';
-import { INSTALL, repositoryUrl } from '../cli/install-commands';
+import { cliText, type CliText } from '../cli/cli-locale';
+import { INSTALL, repositoryUrl, type CloneInstall } from '../cli/install-commands';
 import { safeText } from '../cli/terminal-text';
 import { parseDidaDate } from '../dida/dida-date';
 import type { Task } from '../dida/types';
@@ -63,6 +64,8 @@ export interface RunDemoOptions {
   now?: () => number;
   /** Pause between model answers of the scripted sessions (ms). */
   paceMs?: number;
+  /** The clone the demo runs from: the last step also shows how to install the bundle from it. */
+  clone?: CloneInstall;
 }
 
 export interface DemoOutcome {
@@ -96,6 +99,7 @@ function lastLines(text: string, count: number): string[] {
 /** Runs the whole demo and prints it. Never throws for a failed expectation: it returns the problems instead. */
 export async function runDemo(options: RunDemoOptions): Promise<DemoOutcome> {
   const { backend, host, io, style: s } = options;
+  const { t } = s.text;
   const now = options.now ?? Date.now;
   const out = (line = '') => io.out(`${line}\n`);
   const problems: string[] = [];
@@ -103,29 +107,30 @@ export async function runDemo(options: RunDemoOptions): Promise<DemoOutcome> {
   const started = now();
   const gateway = backend.gateway;
 
-  out(s.bold('dida-todo demo — the whole loop, as you would see it in Dida'));
-  out(`  Dida:  ${backend.where}`);
-  out(`  Agent: ${host.command} with ${host.scripted ? 'a scripted model (no API key needed)' : s.warn('the REAL DeepSeek model (DEEPSEEK_API_KEY is set): results vary from run to run')}`);
+  out(s.bold(t('cli.demo.title')));
+  const where = backend.kind === 'simulator' ? t('cli.demo.whereSim', { url: backend.baseUrl ?? '' }) : t('cli.demo.whereReal', { list: safeText(backend.listName ?? '') });
+  out(`  ${t('cli.demo.dida', { where })}`);
+  out(`  ${t('cli.demo.agent', { command: host.command, model: host.scripted ? t('cli.demo.scriptedModel') : s.warn(t('cli.demo.realModel')) })}`);
 
   // 1. The list the person wrote.
-  out(heading(1, TOTAL_STEPS, 'Your Dida list (written by you, e.g. on your phone)', s));
+  out(heading(1, TOTAL_STEPS, t('cli.demo.step1'), s));
   const seeded = await backend.seed();
   outcome.seeded = seeded;
   const before = (await gateway.getProjectData(seeded.projectId)).tasks;
   for (const line of renderList(seeded.name, before, s)) out(line);
-  out(s.dim(`  "${DEMO_WORK.title}" has a priority, so it is queued work; "${seeded.draft.title}" has none, so it is a draft the agent leaves alone.`));
+  out(s.dim(`  ${t('cli.demo.step1.note', { work: DEMO_WORK.title, draft: safeText(seeded.draft.title) })}`));
 
   // 2. dsh, the bundle and the binding.
-  out(heading(2, TOTAL_STEPS, 'Install dsh and this bundle, bind a project directory to the list', s));
+  out(heading(2, TOTAL_STEPS, t('cli.demo.step2'), s));
   const prepared = await host.prepare((line) => out(`  ${line}`));
   writeBindingConfig(prepared.configFile, prepared.projectDir, seeded, backend.baseUrl);
-  out(`  bound ${prepared.projectDir}`);
-  out(`     → Dida list "${seeded.name}"  ${s.dim(`(${prepared.configFile}; the real command is \`dida-todo bind "${seeded.name}"\`)`)}`);
+  out(`  ${t('cli.demo.bound', { dir: prepared.projectDir })}`);
+  out(`     ${t('cli.demo.boundTo', { name: safeText(seeded.name) })}  ${s.dim(t('cli.demo.boundNote', { file: prepared.configFile, name: safeText(seeded.name) }))}`);
   const env = { DIDA_TODO_TOKEN: backend.token };
 
   // 3. The agent works the list.
-  out(heading(3, TOTAL_STEPS, `You ask the agent: ${host.command} "${FIRST_PROMPT}"`, s));
-  out(s.dim(`  "${FIRST_PROMPT}" is the trigger phrase: the agent may take the top Work of the queue. Watching Dida while it works:`));
+  out(heading(3, TOTAL_STEPS, t('cli.demo.step3', { command: host.command, prompt: FIRST_PROMPT }), s));
+  out(s.dim(`  ${t('cli.demo.step3.note', { prompt: FIRST_PROMPT })}`));
   const sessionStart = now();
   const stamp = (ms: number) => s.dim(`+${((ms - sessionStart) / 1000).toFixed(1)}s`.padEnd(6));
   const titles = new Map<string, string>([[seeded.work.id, seeded.work.title]]);
@@ -135,14 +140,14 @@ export async function runDemo(options: RunDemoOptions): Promise<DemoOutcome> {
         for (const line of renderComment(event.comment, s, '  ', `${stamp(event.atMs)}  `)) out(line);
         break;
       case 'item':
-        out(`  ${stamp(event.atMs)}  ${event.done ? s.good('☑') : '☐'} ${safeText(event.item)} ${s.dim(event.done ? 'ticked' : 'unticked')}`);
+        out(`  ${stamp(event.atMs)}  ${event.done ? s.good('☑') : '☐'} ${safeText(event.item)} ${s.dim(t(event.done ? 'cli.demo.ticked' : 'cli.demo.unticked'))}`);
         break;
       case 'completed':
-        out(`  ${stamp(event.atMs)}  ${s.good('☑')} ${s.good(`"${safeText(event.taskTitle)}" completed`)}`);
+        out(`  ${stamp(event.atMs)}  ${s.good('☑')} ${s.good(t('cli.demo.completed', { title: safeText(event.taskTitle) }))}`);
         break;
       case 'task':
         titles.set(event.task.id, event.task.title);
-        out(`  ${stamp(event.atMs)}  ${s.accent('＋')} new todo in the list: ${s.bold(safeText(event.task.title))}`);
+        out(`  ${stamp(event.atMs)}  ${s.accent('＋')} ${t('cli.demo.newTodo', { title: s.bold(safeText(event.task.title)) })}`);
         break;
     }
   };
@@ -154,87 +159,86 @@ export async function runDemo(options: RunDemoOptions): Promise<DemoOutcome> {
   } finally {
     await watch.stop();
   }
-  reportSession(first, 'first session', s, out, problems);
+  reportSession(first, t('cli.demo.firstSession'), s, out, problems);
 
   // 4. What the person sees now.
-  out(heading(4, TOTAL_STEPS, 'What you see in Dida now', s));
+  out(heading(4, TOTAL_STEPS, t('cli.demo.step4'), s));
   const work = await taskOf(gateway, seeded.projectId, seeded.work.id);
   const open = (await gateway.getProjectData(seeded.projectId)).tasks;
   const acceptanceTitle = `🧑‍🔬 待验收：${seeded.work.title}`;
   const acceptance = open.find((t) => t.title === acceptanceTitle);
   outcome.acceptance = acceptance;
   if (work) {
-    out(s.dim('  The Work — completed, its items ticked, the progress kept as comments:'));
+    out(s.dim(`  ${t('cli.demo.step4.work')}`));
     for (const line of renderTask(work, s, { body: false })) out(line);
     for (const comment of await commentsOf(gateway, seeded.projectId, work.id)) for (const line of renderComment(comment, s, '      ')) out(line);
-    if (work.status !== 2) problems.push(`"${work.title}" is not completed`);
-    if ((work.items ?? []).some((i) => i.status === 0)) problems.push(`"${work.title}" has unticked items`);
+    if (work.status !== 2) problems.push(t('cli.demo.problem.notCompleted', { title: safeText(work.title) }));
+    if ((work.items ?? []).some((i) => i.status === 0)) problems.push(t('cli.demo.problem.unticked', { title: safeText(work.title) }));
   } else {
-    problems.push(`"${seeded.work.title}" cannot be read back from Dida`);
+    problems.push(t('cli.demo.problem.unreadable', { title: safeText(seeded.work.title) }));
   }
   if (acceptance) {
     out('');
-    out(s.dim('  The acceptance todo the agent filed for you (review the result, then tick it or comment):'));
+    out(s.dim(`  ${t('cli.demo.step4.acceptance')}`));
     const filedAt = firstSeen(acceptance, sessionStart);
     for (const line of renderAcceptance(acceptance, await commentsOf(gateway, seeded.projectId, acceptance.id), filedAt, s)) out(line);
   } else {
-    problems.push(`no acceptance todo "${acceptanceTitle}" was filed`);
-    out(s.warn(`  No acceptance todo "${acceptanceTitle}" yet.`));
+    problems.push(t('cli.demo.problem.noAcceptance', { title: safeText(acceptanceTitle) }));
+    out(s.warn(`  ${t('cli.demo.step4.noAcceptance', { title: safeText(acceptanceTitle) })}`));
   }
   const draft = await taskOf(gateway, seeded.projectId, seeded.draft.id);
   if (draft) {
     out('');
     const untouched = draft.etag === seeded.draft.etag && draft.modifiedTime === seeded.draft.modifiedTime;
-    out(s.dim('  The draft:'));
-    for (const line of renderTask(draft, s, { note: untouched ? 'untouched: no priority means "not yet"' : 'changed' })) out(line);
-    if (!untouched && host.scripted) problems.push(`the draft "${draft.title}" was changed`);
+    out(s.dim(`  ${t('cli.demo.step4.draft')}`));
+    for (const line of renderTask(draft, s, { note: t(untouched ? 'cli.demo.untouched' : 'cli.demo.changed') })) out(line);
+    if (!untouched && host.scripted) problems.push(t('cli.demo.problem.draftChanged', { title: safeText(draft.title) }));
   }
 
   // 5. Rework.
-  out(heading(5, TOTAL_STEPS, 'You ask for rework: comment on the acceptance todo', s));
+  out(heading(5, TOTAL_STEPS, t('cli.demo.step5'), s));
   if (!acceptance) {
-    out(s.warn('  Skipped: there is no acceptance todo to comment on.'));
+    out(s.warn(`  ${t('cli.demo.step5.skipped')}`));
   } else {
     await backend.ownerComment(seeded.projectId, acceptance.id, REWORK_COMMENT);
-    out(`  You comment on "${acceptance.title}":`);
+    out(`  ${t('cli.demo.step5.youComment', { title: safeText(acceptance.title) })}`);
     for (const line of renderComment({ title: REWORK_COMMENT }, s, '    ')) out(line);
-    out(s.dim(`  The next session bound to the list notices it (sessions sync the list when they start; the agent's`));
-    out(s.dim(`  \`todo_work refresh\` syncs too). Starting one: ${host.command} "${SECOND_PROMPT}"`));
+    for (const line of t('cli.demo.step5.next', { command: host.command, prompt: SECOND_PROMPT }).split('\n')) out(s.dim(`  ${line}`));
     const known = new Set(open.map((t) => t.id));
     const second = await host.runSession(SECOND_PROMPT, secondSessionScript(options.paceMs), env);
-    reportSession(second, 'second session', s, out, problems);
+    reportSession(second, t('cli.demo.secondSession'), s, out, problems);
     const after = (await gateway.getProjectData(seeded.projectId)).tasks;
     const reworkTitle = `返工：${seeded.work.title}`;
     const rework = after.find((t) => t.title === reworkTitle && !known.has(t.id));
     outcome.rework = rework;
     out('');
     if (rework) {
-      out(s.dim('  A new Work appeared, one step per comment of yours:'));
+      out(s.dim(`  ${t('cli.demo.step5.rework')}`));
       for (const line of renderTask(rework, s, { body: false })) out(line);
     } else {
-      problems.push(`no rework Work "${reworkTitle}" appeared`);
-      out(s.warn(`  No "${reworkTitle}" appeared.`));
+      problems.push(t('cli.demo.problem.noRework', { title: safeText(reworkTitle) }));
+      out(s.warn(`  ${t('cli.demo.step5.noRework', { title: safeText(reworkTitle) })}`));
     }
     const closedAcceptance = await taskOf(gateway, seeded.projectId, acceptance.id);
     if (closedAcceptance) {
-      out(s.dim('  The acceptance todo is answered and closed:'));
+      out(s.dim(`  ${t('cli.demo.step5.closed')}`));
       for (const line of renderTask(closedAcceptance, s, { body: false })) out(line);
       const comments = await commentsOf(gateway, seeded.projectId, acceptance.id);
       for (const comment of comments.slice(-2)) for (const line of renderComment(comment, s, '      ')) out(line);
     }
-    out(s.dim(`  Next time you say "${FIRST_PROMPT}", the agent takes the rework like any other Work.`));
+    out(s.dim(`  ${t('cli.demo.step5.nextTime', { prompt: FIRST_PROMPT })}`));
   }
 
   // 6. What next.
-  out(heading(6, TOTAL_STEPS, 'What to do next (the real thing)', s));
-  for (const line of nextSteps(prepared.dsh)) out(`  ${line}`);
+  out(heading(6, TOTAL_STEPS, t('cli.demo.step6'), s));
+  for (const line of nextSteps(prepared.dsh, undefined, { text: s.text, ...(options.clone ? { clone: options.clone } : {}) })) out(`  ${line}`);
 
   outcome.ok = problems.length === 0;
   out('');
-  if (outcome.ok) out(s.good(`Demo finished in ${seconds(now() - started)} (at ${clock(now())}).`));
+  if (outcome.ok) out(s.good(t('cli.demo.finished', { seconds: seconds(now() - started, s.text), clock: clock(now()) })));
   else {
-    const note = host.scripted ? '' : ' (the real model decides for itself; a different result is not a bug)';
-    out(s.warn(`Demo finished in ${seconds(now() - started)}, but not everything went as scripted${note}:`));
+    const note = host.scripted ? '' : t('cli.demo.realModelNote');
+    out(s.warn(t('cli.demo.finishedWithProblems', { seconds: seconds(now() - started, s.text), note })));
     for (const problem of problems) out(s.warn(`  - ${problem}`));
   }
   return outcome;
@@ -246,47 +250,54 @@ function firstSeen(task: Task, fallback: number): number {
 }
 
 function reportSession(result: SessionResult, what: string, s: DemoStyle, out: (line?: string) => void, problems: string[]): void {
+  const { t } = s.text;
   const answer = lastLines(result.stdout, 4);
   if (answer.length) {
-    out(`  ${s.dim('dsh answered:')}`);
+    out(`  ${s.dim(t('cli.demo.dshAnswered'))}`);
     for (const line of answer) out(`    ${s.accent('»')} ${safeText(line)}`);
   }
-  const status = result.timedOut ? 'timed out' : `exit ${result.code}`;
-  out(s.dim(`  (${what}: ${status}, ${seconds(result.durationMs)})`));
+  const status = result.timedOut ? t('cli.demo.timedOut') : t('cli.demo.exit', { code: String(result.code) });
+  out(s.dim(`  ${t('cli.demo.sessionStatus', { what, status, seconds: seconds(result.durationMs, s.text) })}`));
   if (result.timedOut || result.code !== 0) {
-    problems.push(`the ${what} ended with ${status}`);
+    problems.push(t('cli.demo.problem.session', { what, status }));
     for (const line of lastLines(result.stderr, 8)) out(s.warn(`    ${safeText(line)}`));
   }
 }
 
 /**
  * The real setup, as the README's "Install and use" has it. Every command works outside the clone (install specs
- * come from package.json's repository) and none puts a token on the command line. `dsh` is the working dsh this
- * demo used, offered as the person's own.
+ * come from package.json's repository) and none puts a token on the command line; from a clone, the bundle's
+ * install from a packed copy of it is shown too. `dsh` is the working dsh this demo used, offered as the person's own.
  */
-export function nextSteps(dsh?: DemoDshInstall, homeLayerExists = fs.existsSync(path.join(os.homedir(), '.dsh', 'cordis.patch.yml'))): string[] {
-  const lines = ['1. A dsh that starts (0.1.0-rc.8 needs Node ≥ 22.19, pnpm 10, a pinned HMR plugin and the `hmr` overlay):'];
+export function nextSteps(
+  dsh?: DemoDshInstall,
+  homeLayerExists = fs.existsSync(path.join(os.homedir(), '.dsh', 'cordis.patch.yml')),
+  options: { text?: CliText; clone?: CloneInstall } = {},
+): string[] {
+  const { t } = options.text ?? cliText('en');
+  const lines = [t('cli.demo.next.dsh')];
   if (dsh) {
     lines.push(
-      '   use the one this demo just ran, as your `dsh`:',
+      `   ${t('cli.demo.next.useThis')}`,
       `     mkdir -p ~/.local/bin && printf '#!/bin/sh\\nPATH="%s:%s:$PATH" exec "%s" "$@"\\n' '${dsh.nodeBinDir}' '${dsh.pnpmBinDir}' '${dsh.dshBin}' > ~/.local/bin/dsh && chmod +x ~/.local/bin/dsh`,
       homeLayerExists
-        ? '     and add the `hmr` rows to ~/.dsh/cordis.patch.yml (after step 2, `dida-todo doctor` prints them)'
+        ? `     ${t('cli.demo.next.hmrRows')}`
         : "     mkdir -p ~/.dsh && printf -- '- id: hmr\\n  disabled: false\\n  config: { root: [] }\\n' > ~/.dsh/cordis.patch.yml",
-      `   or install your own: ${repositoryUrl()}#install-and-use`,
+      `   ${t('cli.demo.next.orOwn', { url: `${repositoryUrl()}#install-and-use` })}`,
     );
   } else lines.push(`     ${repositoryUrl()}#install-and-use`);
+  lines.push(t('cli.demo.next.bundle'), `     ${INSTALL.dshPluginAdd('web')}`);
+  if (options.clone) lines.push(`   ${t('cli.demo.next.fromClone')}`, `     ${options.clone.dshPluginAdd('web')}`);
   lines.push(
-    '2. Install the bundle into dsh and put its `dida-todo` command on your PATH:',
-    `     ${INSTALL.dshPluginAdd('web')}`,
     `     ${INSTALL.linkFromProfile()}`,
-    '3. Log in with your personal API token (Dida: avatar → Settings → Account & Security → API Token):',
-    '     dida-todo login --token -        # paste it at the prompt: not shown, not in your shell history',
-    '4. Bind your project directory to a Dida list (created when missing) and check the whole setup:',
-    '     cd <your project> && dida-todo bind "<list name>"',
+    `   ${options.clone ? t('cli.demo.next.commandAloneClone', { command: INSTALL.npmInstallGlobal, clone: options.clone.npmInstallGlobal }) : t('cli.demo.next.commandAlone', { command: INSTALL.npmInstallGlobal })}`,
+    t('cli.demo.next.login'),
+    `     dida-todo login --token -        ${t('cli.demo.next.loginComment')}`,
+    t('cli.demo.next.bind'),
+    `     cd ${t('cli.demo.next.project')} && dida-todo bind "${t('cli.demo.next.listName')}"`,
     '     dida-todo doctor',
-    `5. Write a task with a priority into that list, then say ${FIRST_PROMPT} in a dsh session in that directory.`,
-    'Try it against your real Dida first: `npm run demo -- --real --list "<a new list name>"` (DIDA_TODO_TOKEN set).',
+    t('cli.demo.next.work', { prompt: FIRST_PROMPT }),
+    t('cli.demo.next.real'),
   );
   return lines;
 }

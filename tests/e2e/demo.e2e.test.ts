@@ -12,6 +12,10 @@ function runDemo(args: string[]): Promise<{ code: number | null; signal: NodeJS.
     // The scripted model, whatever the machine has: a real key would switch the demo to the real model.
     delete env.DEEPSEEK_API_KEY;
     delete env.DEEPSEEK_BASE_URL;
+    // The narration follows the language: English here, whatever this machine's locale.
+    env.LANG = 'C.UTF-8';
+    delete env.LC_ALL;
+    delete env.LC_MESSAGES;
     for (const key of Object.keys(env)) if (key.startsWith('VITEST') || key === 'NODE_OPTIONS') delete env[key];
     const child = spawn(process.execPath, [path.join(repoRoot, 'scripts', 'demo.mjs'), ...args], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let stdout = '';

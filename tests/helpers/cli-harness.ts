@@ -177,3 +177,15 @@ export function oneErrorLine(result: CliResult): string {
   if (!line.startsWith('dida-todo: ')) throw new Error(`stderr line does not start with "dida-todo: ": ${line}`);
   return line;
 }
+
+/**
+ * The one `dida-todo:` line on stderr, allowing the progress lines a slow machine adds before it ("Contacting ……"):
+ * for failures that follow a Dida request, whose progress line appears only when the request takes over a second.
+ */
+export function failureLine(result: CliResult): string {
+  const lines = result.err.split('\n').filter((l) => l.trim() !== '');
+  const failures = lines.filter((l) => l.startsWith('dida-todo: '));
+  const others = lines.filter((l) => !l.startsWith('dida-todo: ') && !l.trimEnd().endsWith('…'));
+  if (failures.length !== 1 || others.length > 0) throw new Error(`expected one "dida-todo: " line (besides progress lines) on stderr:\n${result.err}`);
+  return failures[0] as string;
+}

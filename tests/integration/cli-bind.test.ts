@@ -3,7 +3,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
-import { closedPort, makeCliHome, modeOf, oneErrorLine, type CliHome } from '../helpers/cli-harness';
+import { closedPort, failureLine, makeCliHome, modeOf, oneErrorLine, type CliHome } from '../helpers/cli-harness';
 
 let sim: Simulator;
 let h: CliHome;
@@ -136,8 +136,80 @@ describe('bind', () => {
     const port = await closedPort();
     const down = await h.run(['bind', 'Work', '--base-url', `http://127.0.0.1:${port}/open/v1`], { env: { DIDA_TODO_TOKEN: sim.token } });
     expect(down.code).toBe(1);
-    expect(oneErrorLine(down)).toMatch(/Could not reach Dida/);
+    // A loopback address is a simulator: it is named as one that is not running, not as a network problem.
+    expect(failureLine(down)).toContain(`The simulator at http://127.0.0.1:${port}/open/v1 is not running (start it with`);
     expect(await readFile(h.configFile, 'utf8')).toBe(before);
+  });
+});
+
+describe('bind: a name close to an open list, the home folder and /', () => {
+  const lists = () => sim.listProjects().map((p) => p.name).sort();
+
+  it('refuses a typo of an open list with "did you mean", creates nothing and writes nothing; --create creates it', async () => {
+    const office = sim.seedProject({ name: '工作清单' });
+    const before = await readFile(h.configFile, 'utf8');
+    const typo = await h.run(['bind', '工作清丹', ...base]);
+    expect(typo.code).toBe(2);
+    expect(failureLine(typo)).toBe('dida-todo: No open Dida list is named 「工作清丹」; did you mean 「工作清单」? (add --create to make a new list) Nothing was changed.');
+    expect(lists()).toEqual(['Old', 'Work', '工作清单']);
+    expect(await readFile(h.configFile, 'utf8')).toBe(before);
+    const zh = await h.run(['bind', '工作清丹', ...base, '--json'], { env: { LANG: 'zh_CN.UTF-8' } });
+    expect(zh.json()).toMatchObject({ ok: false, exitCode: 2, error: { code: 'list_near_miss', message: expect.stringContaining('你是想绑定 「工作清单」 吗？（要新建列表请加 --create）') } });
+
+    const created = await h.run(['bind', '工作清丹', '--create', ...base, '--json']);
+    expect(created.code).toBe(0);
+    expect(created.json()).toMatchObject({ name: '工作清丹', created: true });
+    expect(lists()).toEqual(['Old', 'Work', '工作清丹', '工作清单']);
+
+    const exact = await h.run(['bind', '工作清单', ...base, '--json']);
+    expect(exact.json()).toMatchObject({ projectId: office.id, created: false });
+  });
+
+  it('takes the same name but for case, width, spaces or punctuation for a typo too', async () => {
+    for (const name of ['work', 'Ｗｏｒｋ', ' W o r k ', 'Work!', 'Wrok']) {
+      const result = await h.run(['bind', name, ...base]);
+      expect(result.code, name).toBe(2);
+      expect(failureLine(result), name).toContain('did you mean 「Work」?');
+    }
+    expect(lists()).toEqual(['Old', 'Work']);
+  });
+
+  it('a name far from every open list creates a new list, as before; an archived list\'s near name does not count', async () => {
+    const far = await h.run(['bind', 'Personal notes', ...base, '--json']);
+    expect(far.json()).toMatchObject({ name: 'Personal notes', created: true });
+    const nearArchived = await h.run(['bind', 'Olf', ...base, '--json']);
+    expect(nearArchived.json()).toMatchObject({ name: 'Olf', created: true });
+  });
+
+  it('one read of the lists serves the check and the binding', async () => {
+    sim.resetCounters();
+    expect((await h.run(['bind', 'Work', ...base])).code).toBe(0);
+    expect(sim.counters()).toEqual({ 'GET /project': 1 });
+  });
+
+  it('refuses the home folder and / (every subdirectory would be bound) before asking Dida; --force binds it', async () => {
+    const before = await readFile(h.configFile, 'utf8');
+    sim.resetCounters();
+    for (const [dir, what] of [
+      [h.home, 'is your home folder: binding it binds every directory below it'],
+      ['/', 'is the root folder: binding it binds every directory on this machine'],
+    ] as const) {
+      const result = await h.run(['bind', 'Work', '--cwd', dir, ...base]);
+      expect(result.code, dir).toBe(2);
+      const line = failureLine(result);
+      expect(line).toContain(`${dir} ${what}`);
+      expect(line).toContain('`cd` into a project directory');
+      expect(line).toContain('--force');
+    }
+    const fromHome = await h.run(['bind', 'Work', ...base], { cwd: h.home });
+    expect(fromHome.code).toBe(2);
+    expect(sim.totalRequests()).toBe(0);
+    expect(await readFile(h.configFile, 'utf8')).toBe(before);
+    const forced = await h.run(['bind', 'Work', '--cwd', h.home, '--force', ...base, '--json']);
+    expect(forced.code).toBe(0);
+    expect(forced.json()).toMatchObject({ cwd: h.home, projectId: work.id });
+    // A project inside the home folder is fine.
+    expect((await h.run(['bind', 'Work', ...base])).code).toBe(0);
   });
 });
 

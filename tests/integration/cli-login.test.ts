@@ -3,7 +3,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
-import { closedPort, exists, makeCliHome, modeOf, oneErrorLine, type CliHome, type CliResult } from '../helpers/cli-harness';
+import { closedPort, exists, makeCliHome, modeOf, failureLine, oneErrorLine, type CliHome, type CliResult } from '../helpers/cli-harness';
 
 let sim: Simulator;
 let h: CliHome;
@@ -103,7 +103,8 @@ describe('login --token', () => {
     const port = await closedPort();
     const result = await h.run(['login', '--token', sim.token, '--base-url', `http://127.0.0.1:${port}/open/v1`]);
     expect(result.code).toBe(1);
-    expect(oneErrorLine(result)).toMatch(/Could not check the token: Could not reach Dida.*Nothing was saved/);
+    // A loopback address is a simulator: named as one that is not running.
+    expect(failureLine(result)).toMatch(/Could not check the token: The simulator at http:\/\/127\.0\.0\.1:\d+\/open\/v1 is not running \(start it with .*Nothing was saved/);
     noToken(result);
     expect(await exists(h.credentialsFile)).toBe(false);
   });

@@ -3,7 +3,7 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
-import { closedPort, makeCliHome, oneErrorLine, type CliHome } from '../helpers/cli-harness';
+import { closedPort, makeCliHome, failureLine, oneErrorLine, type CliHome } from '../helpers/cli-harness';
 
 let sim: Simulator;
 let h: CliHome;
@@ -262,7 +262,7 @@ describe('status', () => {
     const port = await closedPort();
     const down = await h.run(['status', '--base-url', `http://127.0.0.1:${port}/open/v1`, '--json']);
     expect(down.code).toBe(1);
-    expect(oneErrorLine(down)).toMatch(/Could not reach Dida/);
+    expect(failureLine(down)).toContain(`The simulator at http://127.0.0.1:${port}/open/v1 is not running (start it with`);
     expect(down.json<StatusJson>()).toMatchObject({ reachability: { checked: true, ok: false, code: 'network' }, binding: { list: 'unknown' } });
   });
 

@@ -16,7 +16,7 @@ import { runDemo, writeBindingConfig, type DemoHost, type PreparedHost, type Ses
 import { DEMO_LIST_NAME, REWORK_COMMENT } from '../../src/demo/demo-script';
 import { demoMain } from '../../src/demo/main';
 import { cliText } from '../../src/cli/cli-locale';
-import { INSTALL } from '../../src/cli/install-commands';
+import { cloneInstall, INSTALL, PACKAGE_VERSION } from '../../src/cli/install-commands';
 import { nextSteps } from '../../src/demo/demo-runner';
 import { keepPnpmCacheInside } from '../../src/demo/demo-dsh';
 import { createHttpGateway } from '../../src/dida/http-gateway';
@@ -167,6 +167,19 @@ describe('demo arguments', () => {
     expect(nextSteps(dsh, true).join('\n')).not.toContain('> ~/.dsh/cordis.patch.yml');
   });
 
+  it('from a clone, also prints the install of a packed copy of it (the `github:` address fails from a clone)', () => {
+    const clone = cloneInstall('/c/my clone');
+    const text = nextSteps(undefined, false, { clone }).join('\n');
+    expect(clone.dshPluginAdd('web')).toBe(`cd '/c/my clone' && npm pack && dsh plugin --profile web add '/c/my clone/dida-todo-${PACKAGE_VERSION}.tgz'`);
+    expect(text).toContain(clone.dshPluginAdd('web'));
+    expect(text).toContain(`cd '/c/my clone' && npm pack && npm install -g '/c/my clone/dida-todo-${PACKAGE_VERSION}.tgz'`);
+    expect(text).toContain(INSTALL.dshPluginAdd('web'));
+    expect(text).toContain(INSTALL.linkFromProfile());
+    // The link line comes after both ways of installing, since it serves both.
+    expect(text.indexOf(INSTALL.linkFromProfile())).toBeGreaterThan(text.indexOf(clone.dshPluginAdd('web')));
+    expect(nextSteps(undefined, false).join('\n')).not.toContain('npm pack');
+  });
+
   it('keeps pnpm\'s cache inside the demo\'s own cache folder, not ~/.cache/pnpm', () => {
     const env: NodeJS.ProcessEnv = {};
     expect(keepPnpmCacheInside('/c/dida-todo-e2e', env)).toBe('/c/dida-todo-e2e/xdg-cache');
@@ -308,6 +321,51 @@ describe('the guided flow with an in-process agent', () => {
       await host.close();
       await backend.close();
       await sim.close();
+    }
+  });
+
+  it('speaks Chinese under a Chinese locale: headings, notes, priorities, reminders and the next steps', async () => {
+    const sim = await startSimulator();
+    const host = new InProcessHost();
+    const io = capture();
+    const backend = await simulatorBackend(sim);
+    try {
+      const outcome = await runDemo({ backend, host, io, style: demoStyle(false, cliText('zh')), paceMs: 0, clone: cloneInstall('/c/clone') });
+      expect(outcome.ok).toBe(true);
+      const out = io.stdout;
+      for (const expected of ['dida-todo 演示——完整的流程', '第 1/6 步', '第 6/6 步', '你的滴答列表', '[优先级 中]', '[优先级 无 → 草稿，不会被处理]', '已绑定 ', '(+3 分钟)', '滴答会在', '没有改动', '你要求返工', '接下来做什么', '用你的个人 API 口令登录', 'cd /c/clone && npm pack', '演示完成']) {
+        expect(out, expected).toContain(expected);
+      }
+      for (const english of ['Step ', 'priority', 'Your Dida list', 'Watching Dida', 'What you see in Dida', 'Demo finished', 'reminds you', 'Log in with', ' min)']) {
+        expect(out, english).not.toContain(english);
+      }
+    } finally {
+      await host.close();
+      await backend.close();
+      await sim.close();
+    }
+  });
+
+  it('demoMain picks the language as the CLI does: config.yaml’s locale, else LANG', async () => {
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'dida-demo-lang-'));
+    try {
+      const zh = capture();
+      expect(await demoMain(['--no-color'], zh, { HOME: home, LANG: 'zh_CN.UTF-8' }, { host: () => new InProcessHost(), backend: () => simulatorBackend(), repoRoot: path.resolve(import.meta.dirname, '../..') })).toBe(0);
+      expect(zh.stdout).toContain('第 1/6 步');
+      expect(zh.stdout).toContain('已清理：模拟器已停止');
+      // Run from this clone: the last step shows the install from it.
+      expect(zh.stdout).toContain(cloneInstall(path.resolve(import.meta.dirname, '../..')).dshPluginAdd('web'));
+      fs.mkdirSync(path.join(home, '.config', 'dida-todo'), { recursive: true });
+      fs.writeFileSync(path.join(home, '.config', 'dida-todo', 'config.yaml'), 'version: 1\nlocale: en\nbindings: []\n');
+      const en = capture();
+      expect(await demoMain(['--no-color'], en, { HOME: home, LANG: 'zh_CN.UTF-8' }, { host: () => new InProcessHost(), backend: () => simulatorBackend() })).toBe(0);
+      expect(en.stdout).toContain('Step 1/6');
+      expect(en.stdout).not.toContain('npm pack');
+      const usage = capture();
+      expect(await demoMain(['--bogus'], usage, { HOME: home, LANG: 'zh_CN.UTF-8', XDG_CONFIG_HOME: path.join(home, 'none') })).toBe(2);
+      expect(usage.stderr).toBe('demo: 没有选项 "--bogus"；运行 `npm run demo -- --help` 查看所有选项。\n');
+    } finally {
+      fs.rmSync(home, { recursive: true, force: true });
     }
   });
 

@@ -138,4 +138,18 @@ describe('tools', () => {
     expect(r.code).toBe('dida_unavailable');
     expect(r.message).toContain('dida-todo login');
   });
+
+  it('dida_todo_setup tells the model to advise `dida-todo login --token -`, never the token on the command line', async () => {
+    const setup = TOOLS.find((t) => t.name === 'dida_todo_setup')!;
+    expect(setup.description).toContain('`dida-todo login --token -`');
+    const noToken = await call('dida_todo_setup', { action: 'status' }, ctx({ tokenSource: async () => undefined }));
+    const rejected = await call('dida_todo_setup', { action: 'login_check' }, ctx({ gateway: async () => { throw new DidaError({ code: 'auth', message: 'rejected' }); } }));
+    h.sim.expireToken();
+    const expired = await call('dida_todo_setup', { action: 'login_check' });
+    for (const result of [noToken, rejected, expired]) {
+      expect(result.code).toBe('dida_unavailable');
+      expect(result.message).toContain('`dida-todo login --token -`');
+    }
+    for (const text of [setup.description, noToken.message, rejected.message, expired.message]) expect(text).not.toMatch(/--token <|--token \S*[A-Za-z0-9]{8}/);
+  });
 });

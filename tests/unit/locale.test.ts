@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import en from '../../locale/en.json';
 import zh from '../../locale/zh.json';
 import { catalogDifferences, getLocale } from '../../src/core/locale';
-import { INSTALL } from '../../src/cli/install-commands';
+import { INSTALL, PACKED_FILE } from '../../src/cli/install-commands';
 // @ts-expect-error -- a plain .mjs script without type declarations
 import { installSteps as untypedInstallSteps } from '../../scripts/check-install-section.mjs';
 
@@ -43,7 +43,13 @@ describe('locales', () => {
       expect(enReadme).toContain(command);
       expect(zhReadme).toContain(command);
     }
-    for (const readme of [enReadme, zhReadme]) expect(readme).not.toMatch(/<owner>|<repo>|npx dida-todo|--token <t/);
+    for (const readme of [enReadme, zhReadme]) {
+      expect(readme).not.toMatch(/<owner>|<repo>|npx dida-todo|--token <t/);
+      // What you need, the files written and the uninstall step.
+      for (const needed of ['DEEPSEEK_API_KEY', 'Add an API key to get started', 'dsh web: http://127.0.0.1:', 'Choose workspace', `npm install -g ./${PACKED_FILE}`, 'rm -f ~/.local/bin/dida-todo', 'config.parsed.json', 'simulator.json', '.address.json', 'dida-todo help <', '130']) {
+        expect(readme).toContain(needed);
+      }
+    }
   });
 
   it('give the same install commands, from package.json, in a section CI runs step by step', async () => {
@@ -55,7 +61,11 @@ describe('locales', () => {
     const commands = (markdown: string) => installSteps(markdown).map((step) => ({ mode: step.mode, code: step.code.replace(/\s+# [^'\n]*$/gm, '') }));
     const en = commands(enReadme);
     expect(commands(zhReadme)).toEqual(en);
-    expect(en.map((s) => s.mode)).toEqual(['run', 'node-old', 'run', 'skip', 'background', 'run']);
+    expect(en.map((s) => s.mode)).toEqual(['run', 'node-old', 'run', 'skip', 'skip', 'background', 'run']);
+    // dsh's folder goes on PATH in step 1's block itself, before anything needs it.
+    expect(en[0]?.code.split('\n')[0]).toBe('export PATH="$HOME/.local/bin:$PATH"');
+    // The install from a clone is step 2's alternative: pack, then add the packed file.
+    expect(en[3]?.code).toBe(`npm pack\ndsh plugin --profile web add ./${PACKED_FILE}`);
     const all = en.map((s) => s.code).join('\n');
     for (const needed of ['"@deepseek-ai/dsh": "0.1.0-rc.8"', '"@deepseek-ai/cordis-plugin-hmr": "1.0.17"', '- id: hmr\\n  disabled: false', INSTALL.dshPluginAdd('web'), 'dida-todo login --token -', 'dida-todo sim --use', 'dida-todo doctor']) {
       expect(all).toContain(needed);

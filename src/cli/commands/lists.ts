@@ -2,7 +2,7 @@
 import { helpText, parseArgs, type FlagSpec } from '../cli-args';
 import type { CliIo } from '../cli-io';
 import { createStyle, EXIT, printJson, withProgress } from '../cli-output';
-import { connect, explainRejection, globalOptions, GLOBAL_FLAGS, openCliRuntime, type CliContext } from '../cli-runtime';
+import { connect, explainDidaFailure, globalOptions, GLOBAL_FLAGS, openCliRuntime, type CliContext } from '../cli-runtime';
 import { displayWidth, fitDisplay, padDisplay, safeText } from '../terminal-text';
 
 const FLAGS: Record<string, FlagSpec> = { ...GLOBAL_FLAGS };
@@ -21,8 +21,8 @@ export async function listsCommand(argv: readonly string[], io: CliIo, ctx: CliC
   const options = globalOptions(args.flags, ctx);
   const runtime = openCliRuntime(ctx, options);
   const { gateway, source, endpoint, config } = await connect(runtime, ctx, options);
-  const projects = await withProgress(io, t('cli.lists.progress'), () => gateway.listProjects()).catch((error: unknown) => {
-    throw explainRejection(error, source, ctx, endpoint);
+  const projects = await withProgress(io, t('cli.lists.progress'), () => gateway.listProjects()).catch(async (error: unknown) => {
+    throw await explainDidaFailure(error, source, ctx, endpoint, runtime.paths.stateDir);
   });
   const lists = projects.map((p) => ({
     id: p.id,

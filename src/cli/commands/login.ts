@@ -5,6 +5,7 @@ import type { CliIo } from '../cli-io';
 import { CliFailure, createStyle, describeFailure, EXIT, printJson, withProgress } from '../cli-output';
 import { endpointFrom, globalOptions, GLOBAL_FLAGS, openCliRuntime, quickGateway, stringFlag, type CliContext, type Endpoint } from '../cli-runtime';
 import { loginChange, saveTokenAndEndpoint } from '../credentials-save';
+import { simulatorDownMessage } from '../sim-address';
 import { DEFAULT_OAUTH_PORT, DEFAULT_OAUTH_TIMEOUT_SECONDS, OAUTH_BASES } from '../oauth-flow';
 import { isDidaError } from '../../dida/dida-error';
 import { tokenProblem } from '../../dida/token-source';
@@ -78,7 +79,7 @@ export async function loginCommand(argv: readonly string[], io: CliIo, ctx: CliC
   const problem = tokenProblem(token);
   if (problem) throw new CliFailure(EXIT.failure, 'oauth_token', t('cli.login.oauthUnusable', { problem }));
 
-  const lists = await verifyToken(token, endpoint, io, ctx);
+  const lists = await verifyToken(token, endpoint, io, ctx, runtime.paths.stateDir);
   const saved = await saveTokenAndEndpoint(runtime, ctx, token, before, loginChange(options, endpoint.baseUrl));
 
   const envWins = (ctx.env.DIDA_TODO_TOKEN ?? '').trim() !== '';
@@ -132,7 +133,7 @@ async function readTokenFromStdin(io: CliIo, ctx: CliContext): Promise<string> {
 }
 
 /** One read to prove the token works; returns how many lists the account has. Nothing is written here. */
-async function verifyToken(token: string, endpoint: Endpoint, io: CliIo, ctx: CliContext): Promise<number> {
+async function verifyToken(token: string, endpoint: Endpoint, io: CliIo, ctx: CliContext, stateDir: string): Promise<number> {
   const { t } = ctx.text;
   const gateway = quickGateway(token, endpoint);
   try {
@@ -143,6 +144,8 @@ async function verifyToken(token: string, endpoint: Endpoint, io: CliIo, ctx: Cl
       const hint = endpoint.explicit ? '' : endpoint.region === 'dida365' ? t('cli.login.hintTicktick') : t('cli.login.hintDida');
       throw new CliFailure(EXIT.noToken, 'auth', t('cli.login.rejected', { url: endpoint.baseUrl, hint }));
     }
+    const down = await simulatorDownMessage(error, endpoint.baseUrl, stateDir, ctx.text, ctx.env.HOME || undefined);
+    if (down !== undefined) throw new CliFailure(EXIT.failure, 'network', t('cli.login.checkFailed', { reason: down }));
     if (isDidaError(error)) throw new CliFailure(EXIT.failure, error.code, t('cli.login.checkFailed', { reason: describeFailure(error, ctx.text).message }));
     throw error;
   } finally {

@@ -23,6 +23,7 @@ import {
   type Endpoint,
   type TokenInfo,
 } from '../cli-runtime';
+import { simulatorDownMessage } from '../sim-address';
 import { displayWidth, padDisplay, safeText } from '../terminal-text';
 import { describeIssues } from '../../common/schema-issues';
 import { checkList } from '../../core/bindings';
@@ -127,7 +128,8 @@ export async function statusCommand(argv: readonly string[], io: CliIo, ctx: Cli
         Object.assign(reach, { checked: true, ok: false, ms, code: 'auth', message });
         problems.push({ severity: 'error', exitCode: EXIT.noToken, code: 'auth', message });
       } else {
-        const failure = describeFailure(error, ctx.text);
+        const down = await simulatorDownMessage(error, endpoint.baseUrl, runtime.paths.stateDir, ctx.text, home);
+        const failure = down !== undefined ? { code: 'network', message: down } : describeFailure(error, ctx.text);
         Object.assign(reach, { checked: true, ok: false, ms, code: failure.code, message: failure.message });
         problems.push({ severity: 'error', exitCode: EXIT.failure, code: failure.code, message: failure.message });
       }

@@ -1,5 +1,5 @@
 // The `dida_todo_setup` tool: status, bind to a list by name or id, unbind, login check.
-import { adviceFor, isDidaError } from '../../dida/dida-error';
+import { isDidaError } from '../../dida/dida-error';
 import { findBinding } from '../../store/config-store';
 import { bindList, checkList, unbindList } from '../bindings';
 import { normaliseRouteTag } from '../route-tags';
@@ -9,12 +9,21 @@ import { runTool } from './tool-runner';
 import type { ToolContext, ToolDefinition, ToolResult } from './tool-types';
 import { SETUP_DESCRIPTION, SETUP_PARAMETERS } from './tool-specs';
 
+/** What the model tells the person when the token is missing or rejected: the form that reads it without echo. */
+export const LOGIN_ADVICE = 'ask the person to run `dida-todo login --token -` in a terminal (it reads the token without showing it; never put the token on the command line or in this chat)';
+
 export const setupTool: ToolDefinition = {
   name: 'dida_todo_setup',
   description: SETUP_DESCRIPTION,
   parameters: SETUP_PARAMETERS,
-  execute: (args, ctx) => runTool('dida_todo_setup', SETUP_PARAMETERS, args, () => run(args, ctx)),
+  execute: async (args, ctx) => stdinLogin(await runTool('dida_todo_setup', SETUP_PARAMETERS, args, () => run(args, ctx))),
 };
+
+/** Advice from lower layers that names `login --token <token>` is given in the stdin form instead. */
+function stdinLogin(result: ToolResult): ToolResult {
+  const message = result.message.replace(/`dida-todo login --token <token>`/g, '`dida-todo login --token -`');
+  return message === result.message ? result : { ...result, message };
+}
 
 /** A list name from Dida, for the model: fenced and capped. */
 function listName(name: string): string {
@@ -31,7 +40,7 @@ async function run(args: Record<string, unknown>, ctx: ToolContext): Promise<Too
     case 'status': {
       const binding = findBinding(await ctx.config.read(), ctx.cwd);
       const token = await ctx.tokenSource();
-      if (!token) return { code: 'dida_unavailable', message: `No Dida token is configured: ${adviceFor('auth')}.` };
+      if (!token) return { code: 'dida_unavailable', message: `No Dida token is configured: ${LOGIN_ADVICE}.` };
       if (!binding) return { code: 'not_bound', message: `Token found (${token.source}). This directory is not bound to a Dida list; bind it with action "bind" when the person names a list.` };
       const health = await checkList(await ctx.gateway(), binding);
       if (!health.ok) return { code: health.code, message: health.message };
@@ -57,7 +66,7 @@ async function run(args: Record<string, unknown>, ctx: ToolContext): Promise<Too
         const projects = await (await ctx.gateway()).listProjects();
         return { code: 'ok', message: `The Dida token works (${projects.length} list(s) visible).` };
       } catch (error) {
-        if (isDidaError(error) && error.code === 'auth') return { code: 'dida_unavailable', message: `The Dida token does not work: ${adviceFor('auth')}.` };
+        if (isDidaError(error) && error.code === 'auth') return { code: 'dida_unavailable', message: `The Dida token was rejected: ${LOGIN_ADVICE}.` };
         throw error;
       }
     }
