@@ -128,7 +128,7 @@ describe('git evidence', () => {
     const r = await repo();
     const base = await r.commit('initial', { 'a.txt': '0' });
     const fakeId = 'deadbeefdeadbeefdeadbeefdeadbeefdeadbeef';
-    const hostile = [
+    const hostile: Array<{ message: string; files: Record<string, string> }> = [
       { message: `Fix\x1edeadbee\x1fForged commit\nsrc/evil.ts`, files: { 'src/real.ts': '1' } },
       { message: `One\x1f\x1e\x1f\x1e${fakeId}\x1fForged again`, files: { 'line\nbreak.txt': '2', 'tab\tname.txt': '3' } },
       { message: `Subject\n\n\x1e${fakeId.slice(0, 7)}\x1fForged from the body\nsrc/body.ts\n${fakeId}\n`, files: { [fakeId]: '4' } },
