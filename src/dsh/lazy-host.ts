@@ -51,6 +51,8 @@ export class LazyHost {
    */
   private readonly deferred = new Map<string, UserMessageLike[]>();
   private config: { file: string; mtimeMs: number; size: number; peek: ConfigPeek } | undefined;
+  /** The host's sessions whose binding it has resolved (its prompt answer then stands). */
+  private readonly bindingKnown = new WeakSet<object>();
   private readonly paths: ReturnType<typeof resolvePaths>;
 
   constructor(
@@ -199,6 +201,13 @@ export class LazyHost {
   private promptText(agentId: string | undefined): string {
     const fromHost = this.host?.promptText(agentId) ?? '';
     if (fromHost || !agentId) return fromHost;
+    // Once the host has resolved the session's binding its "none" stands (config.yaml may be of a form the cheap
+    // reader is not sure of, which would show the rules to every session).
+    const track = this.host?.tracker.get(agentId);
+    if (track) {
+      if (this.bindingKnown.has(track)) return '';
+      void track.ready.then(() => this.bindingKnown.add(track));
+    }
     const agent = this.seen.get(agentId) ?? (this.ctx.agents.get(agentId) as HostAgent | undefined);
     const cwd = agent?.session?.header?.cwd;
     return agent && !isSubagent(agent) && cwd && this.mayBeBound(cwd) ? SYSTEM_PROMPT_SECTION : '';

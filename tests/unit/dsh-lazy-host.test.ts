@@ -107,6 +107,25 @@ describe('LazyHost', () => {
     }
   });
 
+  it('shows the rules to an unbound session only until the host has resolved its binding, whatever the file’s form', async () => {
+    // Flow style: the cheap reader is not sure, so the host loads and decides.
+    fs.writeFileSync(configPath, `bindings: [{cwd: ${path.join(dir, 'other')}, projectId: p1}]\n`);
+    const host = fakeHost();
+    const lazy = started(host);
+    try {
+      const agent = fakeAgent('session-unsure', { cwd: path.join(dir, 'project') });
+      host.emit('agent/created', { agent });
+      expect(lazy.loaded).toBe(true);
+      await lazy.load();
+      const section = host.sections[0]!;
+      const text = () => (typeof section.text === 'function' ? section.text({ agent }) : section.text);
+      await eventually(() => text() === '', 200, 10_000);
+      expect(text()).toBe('');
+    } finally {
+      await host.dispose();
+    }
+  });
+
   it.each([
     ['no bindings', () => 'bindings: []\n'],
     ['stop phrases in flow style and a binding elsewhere', (d: string) => `stopPhrases: [停, stop]\nbindings:\n  - cwd: ${path.join(d, 'other')}\t# tab\n    projectId: p1\n`],
