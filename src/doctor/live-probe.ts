@@ -84,6 +84,7 @@ export async function runLiveProbe(gateway: DidaGateway, options: LiveProbeOptio
       } catch (error) {
         if (!mayHaveHappened(error)) throw error;
         mayExist = true;
+        // Lists that cannot be read leave the id unknown: the clean-up looks again, or says the list may be left.
         const found = await findOwnLists(gateway, report.listName).catch(() => undefined);
         if (found?.length !== 1) throw error;
         listId = found[0]!.id;
