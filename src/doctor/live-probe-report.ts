@@ -39,6 +39,7 @@ const FROM_QUIRKS: Partial<Record<ProbeCheckId, (quirks: SimQuirks) => string>> 
   'status-on-update': (q) => q.statusOnUpdate,
   'deleted-task-read': (q) => q.deletedTaskRead,
   'comment-order': (q) => q.commentOrder,
+  'create-sort-order': (q) => (q.sortOrderOnCreate === 'keep' ? 'kept' : 'not kept'),
 };
 
 /** What the simulator does for the other checks, whatever the variant. */

@@ -3,8 +3,11 @@
 export type ProbeLocaleId = 'zh' | 'en';
 
 export interface ProbeText {
-  /** The scratch list's name: says it is a self-test, when it ran, and that it may be deleted. */
-  listName(stamp: string): string;
+  /**
+   * The scratch list's name: says it is a self-test, when it ran, and that it may be deleted; `mark` makes it unique
+   * (the probe finds its own list by this name after a lost answer).
+   */
+  listName(stamp: string, mark: string): string;
   taskTitle(n: number): string;
   taskBody: string;
   taskNotes: string;
@@ -14,7 +17,7 @@ export interface ProbeText {
 
 export const PROBE_TEXT: Record<ProbeLocaleId, ProbeText> = {
   zh: {
-    listName: (stamp) => `dida-todo 自检 ${stamp}（可删除）`,
+    listName: (stamp, mark) => `dida-todo 自检 ${stamp} ${mark}（可删除）`,
     taskTitle: (n) => `自检任务 ${n}`,
     taskBody: '自检用的正文，自检结束后会删除。',
     taskNotes: '自检用的备注。',
@@ -22,7 +25,7 @@ export const PROBE_TEXT: Record<ProbeLocaleId, ProbeText> = {
     comment: (n) => `自检评论 ${n}`,
   },
   en: {
-    listName: (stamp) => `dida-todo self-test ${stamp} (safe to delete)`,
+    listName: (stamp, mark) => `dida-todo self-test ${stamp} ${mark} (safe to delete)`,
     taskTitle: (n) => `Self-test task ${n}`,
     taskBody: 'Body text for the self-test; removed when the self-test ends.',
     taskNotes: 'Notes for the self-test.',
@@ -45,6 +48,8 @@ export const PROBE_CHECKS = {
   'comment-order': 'Order of the comment list',
   'comment-author-id': 'Type of a comment author id (userId)',
   'comment-paging': 'The comment list takes ?offset=&limit=',
+  'create-sort-order':
+    "A create keeps the sortOrder it sends (dida-todo finds its own tasks by it after a lost answer; where it is not kept, such a task is made again, a duplicate, and a person's task is never taken)",
   'deleted-task-read': 'How a deleted task reads back',
   'unknown-task-answer': 'Status of a read of a task id that never existed',
   'malformed-id-answer': 'Status of a read with a malformed task id',

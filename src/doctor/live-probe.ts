@@ -1,7 +1,9 @@
 // The live self-test behind `dida-todo doctor --live`: settles, in a scratch list, each Dida behaviour the bundle depends on.
+import { randomBytes } from 'node:crypto';
+import { newMarker } from '../core/own-creates';
 import { isDidaError } from '../dida/dida-error';
 import type { DidaGateway } from '../dida/dida-gateway';
-import type { Task } from '../dida/types';
+import type { Project, Task } from '../dida/types';
 import { PROBE_CHECKS, PROBE_TAG, PROBE_TEXT, type ProbeCheckId, type ProbeLocaleId } from './live-probe-text';
 import { expectedObservation, variantsMatching, type LiveObservation, type LiveProbeReport } from './live-probe-report';
 
@@ -12,8 +14,11 @@ export interface LiveProbeOptions {
   now?: () => number;
   /** Progress lines (default: none). */
   log?: (line: string) => void;
-  /** Name of the scratch list (default: a dated self-test name in the locale). */
-  listName?: string;
+  /**
+   * The mark that makes the scratch list's name unique (default: 6 random letters and digits); after a lost answer
+   * the probe finds its list by that name, so only a list carrying the mark is ever deleted.
+   */
+  mark?: string;
   /** Language of what is written into Dida (default zh). */
   locale?: ProbeLocaleId;
 }
@@ -22,19 +27,28 @@ export interface LiveProbeOptions {
 const NO_SUCH_ID = '000000000000000000000000';
 const MALFORMED_ID = 'not-a-valid-id';
 
+/** Whether a failed write may still have happened: anything but a 4xx answer (a refusal) may have. */
+function mayHaveHappened(error: unknown): boolean {
+  return !(isDidaError(error) && error.status !== undefined && error.status >= 400 && error.status < 500);
+}
+
 /**
- * Creates a scratch list, creates, updates, comments, completes and deletes a few tasks in it, and reports each
- * live behaviour as an observation next to what the simulator does by default. Only the scratch list and the
- * tasks it creates are written; reading the inbox as a list is the one read outside it. Everything it created is
- * removed in the end, also after a failed step; what could not be removed is listed in `cleanup.leftBehind`.
+ * Creates a scratch list (its name dated and carrying a random mark), creates, updates, comments, completes and
+ * deletes a few tasks in it, and reports each live behaviour as an observation next to what the simulator does by
+ * default. Only the scratch list and the tasks it creates are written; reading the inbox as a list is the one read
+ * outside it. When the answer to the list's create is lost the list is looked for by its name (the mark makes it the
+ * probe's own) and, found, used. Everything it created is removed in the end, also after a failed step; when the
+ * list's id is unknown or its delete failed, the lists are read again and every list of that name is deleted, and
+ * whatever is still there (or cannot be known) is listed in `cleanup.leftBehind` with `cleanup.ok` false.
  * Never throws for a Dida failure: a step that fails is reported in `failures` and its observation is missing.
  */
 export async function runLiveProbe(gateway: DidaGateway, options: LiveProbeOptions = {}): Promise<LiveProbeReport> {
   const text = PROBE_TEXT[options.locale ?? 'zh'];
   const log = options.log ?? (() => undefined);
   const stamp = new Date((options.now ?? Date.now)()).toISOString().slice(0, 16).replace('T', ' ');
+  const mark = options.mark ?? randomMark();
   const report: LiveProbeReport = {
-    listName: options.listName ?? text.listName(stamp),
+    listName: text.listName(stamp, mark),
     gateway: gateway.kind,
     observations: [],
     failures: [],
@@ -61,9 +75,21 @@ export async function runLiveProbe(gateway: DidaGateway, options: LiveProbeOptio
   };
 
   let listId: string | undefined;
+  /** The list may exist although its id is not known (its create failed in a way that may have made it). */
+  let mayExist = false;
   try {
     await step('create the scratch list', async () => {
-      listId = (await gateway.createProject({ name: report.listName })).id;
+      try {
+        listId = (await gateway.createProject({ name: report.listName })).id;
+      } catch (error) {
+        if (!mayHaveHappened(error)) throw error;
+        mayExist = true;
+        // Lists that cannot be read leave the id unknown: the clean-up looks again, or says the list may be left.
+        const found = await findOwnLists(gateway, report.listName).catch(() => undefined);
+        if (found?.length !== 1) throw error;
+        listId = found[0]!.id;
+        log(`the answer to the scratch list's create was lost; found the list by its name`);
+      }
       report.listId = listId;
       log(`created the scratch list "${report.listName}"`);
     });
@@ -133,6 +159,15 @@ export async function runLiveProbe(gateway: DidaGateway, options: LiveProbeOptio
       }
     });
 
+    await step('sortOrder on create', async () => {
+      const sent = newMarker((options.now ?? Date.now)());
+      const task = await newTask({ title: text.taskTitle(5), sortOrder: sent });
+      const read = (await gateway.getTask(pid, task.id)).sortOrder;
+      const listed = (await gateway.getProjectData(pid)).tasks.find((t) => t.id === task.id)?.sortOrder;
+      const kept = read === sent && listed === sent;
+      observe('create-sort-order', kept ? 'kept' : 'not kept', kept ? undefined : `sent ${sent}, read back ${String(read)}, listed ${String(listed)}`);
+    });
+
     await step('deleted task', async () => {
       const task = await newTask({ title: text.taskTitle(4) });
       await gateway.deleteTask(pid, task.id);
@@ -148,7 +183,7 @@ export async function runLiveProbe(gateway: DidaGateway, options: LiveProbeOptio
       observe('inbox-as-project', inbox === undefined ? 'readable' : isDidaError(inbox) && inbox.code === 'not_found' ? 'refused' : describeFailure(inbox));
     });
   } finally {
-    await cleanUp(gateway, listId, created, report, log);
+    await cleanUp(gateway, { listId, mayExist }, created, report, log);
   }
   return finish(report);
 }
@@ -159,24 +194,73 @@ function finish(report: LiveProbeReport): LiveProbeReport {
   return report;
 }
 
-/** Deletes the tasks the probe created and then its list; a task already gone counts as removed. */
-async function cleanUp(gateway: DidaGateway, listId: string | undefined, created: string[], report: LiveProbeReport, log: (line: string) => void): Promise<void> {
-  if (listId === undefined) return;
+/** Six random lower-case letters and digits. */
+function randomMark(): string {
+  return [...randomBytes(6)].map((b) => 'abcdefghijklmnopqrstuvwxyz0123456789'[b % 36]).join('');
+}
+
+/** The lists named exactly `name` (the scratch list's name, made unique by its mark). */
+async function findOwnLists(gateway: DidaGateway, name: string): Promise<Project[]> {
+  return (await gateway.listProjects()).filter((p) => p.name === name);
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Deletes the tasks the probe created and then its list; a task already gone counts as removed. When the list's id is
+ * unknown or its delete failed, the lists named like the scratch list are read and deleted, at most twice, and read
+ * once more: what is still there, or cannot be read, is left behind.
+ */
+async function cleanUp(gateway: DidaGateway, list: { listId: string | undefined; mayExist: boolean }, created: string[], report: LiveProbeReport, log: (line: string) => void): Promise<void> {
+  const { listId } = list;
+  if (listId === undefined && !list.mayExist) return;
   const stuck: string[] = [];
-  for (const taskId of created) {
+  const errors = new Map<string, string>();
+  if (listId !== undefined) {
+    for (const taskId of created) {
+      try {
+        await gateway.deleteTask(listId, taskId);
+      } catch (error) {
+        if (!(isDidaError(error) && error.code === 'not_found')) stuck.push(taskId);
+      }
+    }
     try {
-      await gateway.deleteTask(listId, taskId);
+      await gateway.deleteProject(listId);
+      log(`removed the scratch list "${report.listName}"`);
+      return;
     } catch (error) {
-      if (!(isDidaError(error) && error.code === 'not_found')) stuck.push(taskId);
+      errors.set(listId, messageOf(error));
     }
   }
-  try {
-    await gateway.deleteProject(listId);
-    log(`removed the scratch list "${report.listName}"`);
-  } catch (error) {
-    report.cleanup.ok = false;
-    report.cleanup.leftBehind.push(`the list "${report.listName}" (${listId}): ${error instanceof Error ? error.message : String(error)}`);
-    for (const taskId of stuck) report.cleanup.leftBehind.push(`task ${taskId} in that list`);
+  for (let look = 1; ; look++) {
+    let found: Project[];
+    try {
+      found = await findOwnLists(gateway, report.listName);
+    } catch (error) {
+      report.cleanup.ok = false;
+      const why = [...errors.values()][0];
+      report.cleanup.leftBehind.push(`the list "${report.listName}" may be left (${why ? `${why}; ` : ''}the lists could not be read: ${messageOf(error)})`);
+      return;
+    }
+    if (found.length === 0) {
+      if (listId !== undefined || look > 1) log(`removed the scratch list "${report.listName}"`);
+      return;
+    }
+    if (look === 3) {
+      report.cleanup.ok = false;
+      for (const left of found) report.cleanup.leftBehind.push(`the list "${report.listName}" (${left.id}): ${errors.get(left.id) ?? 'still there after its delete'}`);
+      if (found.some((left) => left.id === listId)) for (const taskId of stuck) report.cleanup.leftBehind.push(`task ${taskId} in that list`);
+      return;
+    }
+    for (const left of found) {
+      try {
+        await gateway.deleteProject(left.id);
+      } catch (error) {
+        errors.set(left.id, messageOf(error));
+      }
+    }
   }
 }
 

@@ -1,13 +1,13 @@
 // The plugin's first load: registers the tools and the hooks, and loads the rest (the engine, the Dida client, zod and
 // yaml) only once a session may be bound, a tool is called, or something has to run at start.
 import { readFileSync, statSync } from 'node:fs';
-import path from 'node:path';
 import { SETUP_DESCRIPTION, SETUP_PARAMETERS, TODO_DESCRIPTION, TODO_PARAMETERS, TODO_WORK_DESCRIPTION, TODO_WORK_PARAMETERS } from '../core/tools/tool-specs';
 import { renderResult, type ParameterSpec, type ToolResult } from '../core/tools/tool-types';
 import { processAlive } from '../common/process-alive';
 import { detectQueueGrant } from '../core/queue-trigger';
 import { mayHoldInterruptedTurn } from '../core/recovery-window';
 import { resolvePaths } from '../store/paths';
+import { peekConfig, peekMayBind, type ConfigPeek } from '../store/config-peek';
 import { peekState, type StatePeek } from '../store/state-peek';
 import { isSubagent } from './agent-tracker';
 import { PROMPT_SECTION_NAME, PROMPT_SECTION_ORDER } from './prompt';
@@ -51,9 +51,11 @@ export class LazyHost {
    * person's messages they got meanwhile (handed to the host when it loads).
    */
   private readonly deferred = new Map<string, UserMessageLike[]>();
-  private config: { file: string; mtimeMs: number; text: string } | undefined;
+  private config: { file: string; mtimeMs: number; size: number; peek: ConfigPeek } | undefined;
   /** The person's messages per session, counted as they arrive (before the host loads or hears them). */
   private readonly humanCounts = new Map<string, number>();
+  /** The host's sessions whose binding it has resolved (its prompt answer then stands). */
+  private readonly bindingKnown = new WeakSet<object>();
   private readonly paths: ReturnType<typeof resolvePaths>;
 
   constructor(
@@ -210,6 +212,13 @@ export class LazyHost {
   private promptText(agentId: string | undefined): string {
     const fromHost = this.host?.promptText(agentId) ?? '';
     if (fromHost || !agentId) return fromHost;
+    // Once the host has resolved the session's binding its "none" stands (config.yaml may be of a form the cheap
+    // reader is not sure of, which would show the rules to every session).
+    const track = this.host?.tracker.get(agentId);
+    if (track) {
+      if (this.bindingKnown.has(track)) return '';
+      void track.ready.then(() => this.bindingKnown.add(track));
+    }
     const agent = this.seen.get(agentId) ?? (this.ctx.agents.get(agentId) as HostAgent | undefined);
     const cwd = agent?.session?.header?.cwd;
     return agent && !isSubagent(agent) && cwd && this.mayBeBound(cwd) ? SYSTEM_PROMPT_SECTION : '';
@@ -240,30 +249,22 @@ export class LazyHost {
   }
 
   /**
-   * Whether config.yaml may bind `cwd`: it names the directory or one of its parents (read as text, without a YAML
-   * parser), or it holds escapes that could hide one. A false "maybe" only loads the host; a false "no" cannot happen
-   * for files written by dida-todo, which writes paths as they are.
+   * Whether config.yaml may bind `cwd`: it names the directory or one of its parents, or it is written in a form the
+   * cheap reader (src/store/config-peek.ts, no YAML parser) is not sure of. A false "maybe" only loads the host; a
+   * false "no" cannot happen for a file the config parser accepts (docs/decisions/0063).
    */
   private mayBeBound(cwd: string): boolean {
-    const text = this.configText();
-    if (text === undefined) return false;
-    if (text.includes('\\')) return true;
-    for (let dir = path.resolve(cwd); ; dir = path.dirname(dir)) {
-      // The whole path as one value: nothing but a quote, a space or the line's end may follow it.
-      for (let at = text.indexOf(dir); at >= 0; at = text.indexOf(dir, at + 1)) {
-        const after = text[at + dir.length];
-        if (after === undefined || after === '\n' || after === '\r' || after === '"' || after === "'" || after === ' ' || after === '#') return true;
-      }
-      if (path.dirname(dir) === dir) return false;
-    }
+    const peek = this.configPeek();
+    return peek !== undefined && peekMayBind(peek, cwd);
   }
 
-  private configText(): string | undefined {
+  /** The cheap reading of config.yaml, read again when the file changed; undefined when there is none. */
+  private configPeek(): ConfigPeek | undefined {
     const file = this.paths.configFile;
     try {
-      const mtimeMs = statSync(file).mtimeMs;
-      if (this.config?.file !== file || this.config.mtimeMs !== mtimeMs) this.config = { file, mtimeMs, text: readFileSync(file, 'utf8') };
-      return this.config.text;
+      const { mtimeMs, size } = statSync(file);
+      if (this.config?.file !== file || this.config.mtimeMs !== mtimeMs || this.config.size !== size) this.config = { file, mtimeMs, size, peek: peekConfig(readFileSync(file, 'utf8')) };
+      return this.config.peek;
     } catch {
       // No config.yaml (or it cannot be read): no directory is bound.
       return undefined;

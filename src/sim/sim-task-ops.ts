@@ -29,6 +29,11 @@ export interface SimQuirks {
   commentOrder: 'oldest-first' | 'newest-first';
   /** Largest page of `GET …/comments` (`?offset=&limit=`, limit capped at this; default 200). */
   commentPageSize: number;
+  /**
+   * `sortOrder` in `POST /task`: `keep` (default: the task carries the value sent) or `assign` (the value sent is
+   * ignored and the task gets the place the server picks, as for a create without one).
+   */
+  sortOrderOnCreate: 'keep' | 'assign';
 }
 
 export const DEFAULT_QUIRKS: SimQuirks = {
@@ -39,12 +44,14 @@ export const DEFAULT_QUIRKS: SimQuirks = {
   updateWithoutTitle: 'apply',
   commentOrder: 'oldest-first',
   commentPageSize: 200,
+  sortOrderOnCreate: 'keep',
 };
 
 const STATUS_ON_UPDATE = ['ignore', 'honour'] as const;
 const DELETED_TASK_READ = ['404', 'readable', 'empty200', '500'] as const;
 const UPDATE_WITHOUT_TITLE = ['apply', 'ignore'] as const;
 const COMMENT_ORDER = ['oldest-first', 'newest-first'] as const;
+const SORT_ORDER_ON_CREATE = ['keep', 'assign'] as const;
 
 function oneOf<T extends string>(name: string, allowed: readonly T[], value: unknown): T {
   if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T;
@@ -64,6 +71,7 @@ export function mergeQuirks(base: SimQuirks, patch: Partial<SimQuirks> | undefin
   if (patch.deletedTaskRead !== undefined) out.deletedTaskRead = oneOf('deletedTaskRead', DELETED_TASK_READ, patch.deletedTaskRead);
   if (patch.updateWithoutTitle !== undefined) out.updateWithoutTitle = oneOf('updateWithoutTitle', UPDATE_WITHOUT_TITLE, patch.updateWithoutTitle);
   if (patch.commentOrder !== undefined) out.commentOrder = oneOf('commentOrder', COMMENT_ORDER, patch.commentOrder);
+  if (patch.sortOrderOnCreate !== undefined) out.sortOrderOnCreate = oneOf('sortOrderOnCreate', SORT_ORDER_ON_CREATE, patch.sortOrderOnCreate);
   if (patch.commentPageSize !== undefined) {
     if (!Number.isInteger(patch.commentPageSize) || patch.commentPageSize < 1) {
       throw new Error(`simulator quirk commentPageSize must be a positive integer (got ${JSON.stringify(patch.commentPageSize)})`);

@@ -1,12 +1,14 @@
-// Named simulator profiles: today's kind simulator and three live profiles that together cover every quirk value.
+// Named simulator profiles: today's kind simulator, three live profiles that together cover every quirk value of the
+// engine suites, and one whose creates do not keep sortOrder.
 import { DEFAULT_QUIRKS, mergeQuirks, type SimQuirks } from './sim-task-ops';
 
-export type SimVariantName = 'kind' | 'live-a' | 'live-b' | 'live-c';
+export type SimVariantName = 'kind' | 'live-a' | 'live-b' | 'live-c' | 'live-d';
 
 /**
  * `kind` is the simulator as it always was (status ignored on update, deleted tasks answer 404, an update without
  * title is applied, comments oldest-first in pages of 200). The `live-*` profiles are answers the live service may
- * give (docs/decisions/0030); across the three, every value of every quirk occurs at least once.
+ * give (docs/decisions/0030); across live-a/b/c every value of every quirk but `sortOrderOnCreate` occurs at least
+ * once, and `live-d` is the Dida that assigns its own sortOrder to a create (docs/decisions/0062).
  */
 export const SIM_VARIANTS: Record<SimVariantName, Partial<SimQuirks>> = {
   kind: {
@@ -36,6 +38,16 @@ export const SIM_VARIANTS: Record<SimVariantName, Partial<SimQuirks>> = {
     updateWithoutTitle: 'ignore',
     commentOrder: 'oldest-first',
     commentPageSize: 50,
+  },
+  // A Dida that does not keep the sortOrder a create sends: the fact own creates rest on (decision 0009) fails, so
+  // the engine suites are not run under it by `npm test`; engine-own-creates.test.ts shows what the bundle does.
+  'live-d': {
+    statusOnUpdate: 'honour',
+    deletedTaskRead: '404',
+    updateWithoutTitle: 'apply',
+    commentOrder: 'oldest-first',
+    commentPageSize: 200,
+    sortOrderOnCreate: 'assign',
   },
 };
 

@@ -14,10 +14,7 @@ export interface GitEvidenceOptions {
 }
 
 const FULL_SHA = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
-const SHORT_SHA = /^[0-9a-f]{7,64}$/;
 const REF_NAME = /^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$/;
-const RECORD = '\x1e';
-const FIELD = '\x1f';
 const MAX_SUBJECT = 200;
 const MAX_PATH = 300;
 
@@ -32,19 +29,36 @@ function gitEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-/** Parses `log --format=<RS>%h<US>%s --name-only` output; a record cut off by the output cap is dropped. */
-export function parseLog(output: string, complete: boolean): CommitEvidence[] {
-  const records = output.split(RECORD).slice(1);
-  if (!complete) records.pop();
-  const commits: CommitEvidence[] = [];
-  for (const record of records) {
-    const [head = '', ...rest] = record.split('\n');
-    const [sha = '', subject = ''] = head.split(FIELD);
-    if (!SHORT_SHA.test(sha)) continue;
-    const files = rest.map((line) => line.trim()).filter((line) => line !== '');
-    commits.push({ sha, subject: subject.slice(0, MAX_SUBJECT), files: files.slice(0, MAX_FILES_PER_COMMIT).map((f) => f.slice(0, MAX_PATH)), moreFiles: Math.max(0, files.length - MAX_FILES_PER_COMMIT) });
+/** The NUL-terminated fields of `output`; what follows the last NUL of a cut output is a cut field and dropped. */
+function nulFields(output: string, complete: boolean): string[] {
+  const fields = output.split('\0');
+  if (!complete || output.endsWith('\0')) fields.pop();
+  return fields;
+}
+
+/**
+ * Parses `log -z --format=%H%x00%h%x00%s` output: NUL-separated fields, three per commit. No field can hold a NUL (git
+ * cuts a subject at one, and `%s` is one line), so commit text cannot move a field boundary. Each full id must be
+ * lower-case hex of `idLength` digits and its abbreviation a prefix of it; the first commit that does not parse ends
+ * the list (nothing after it is trusted). When the output was cut (`complete` false) its last commit is dropped.
+ */
+export function parseCommitList(output: string, complete: boolean, idLength: number): Array<{ id: string; sha: string; subject: string }> {
+  const fields = nulFields(output, complete);
+  const whole = Math.floor(fields.length / 3);
+  const fullId = new RegExp(`^[0-9a-f]{${idLength}}$`);
+  const commits: Array<{ id: string; sha: string; subject: string }> = [];
+  for (let i = 0; i < whole; i++) {
+    const [id = '', abbrev = '', subject = ''] = fields.slice(i * 3, i * 3 + 3);
+    if (!fullId.test(id) || !/^[0-9a-f]{4,}$/.test(abbrev) || !id.startsWith(abbrev)) break;
+    commits.push({ id, sha: abbrev.length >= 7 ? abbrev : id.slice(0, 7), subject: subject.slice(0, MAX_SUBJECT) });
   }
   return commits;
+}
+
+/** Parses `diff-tree -z --name-only` output (NUL-terminated paths); a path cut by the output cap is dropped. */
+export function parsePaths(output: string, complete: boolean): { files: string[]; more: number } {
+  const files = nulFields(output, complete).filter((p) => p !== '');
+  return { files: files.slice(0, MAX_FILES_PER_COMMIT).map((f) => f.slice(0, MAX_PATH)), more: Math.max(0, files.length - MAX_FILES_PER_COMMIT) };
 }
 
 /** Plain git in a working directory, bounded. */
@@ -87,9 +101,15 @@ export function gitEvidence(options: GitEvidenceOptions = {}): RepoEvidencePort 
     async commitsSince(cwd, sha) {
       if (!FULL_SHA.test(sha)) return undefined;
       const range = `${sha}..HEAD`;
-      const listed = await run(cwd, ['log', '--no-color', `--format=${RECORD}%h${FIELD}%s`, '--name-only', `-n${MAX_COMMITS_PER_STEP}`, range, '--']);
+      const listed = await run(cwd, ['log', '-z', '--no-color', '--format=%H%x00%h%x00%s', `-n${MAX_COMMITS_PER_STEP}`, range, '--']);
       if (!listed) return undefined;
-      const commits = parseLog(listed.out, listed.complete).reverse();
+      const commits: CommitEvidence[] = [];
+      for (const { id, sha: abbrev, subject } of parseCommitList(listed.out, listed.complete, sha.length).reverse()) {
+        // One call per commit: a path may hold any byte but NUL, so only a NUL-terminated list of one commit is unambiguous.
+        const changed = await run(cwd, ['diff-tree', '-r', '-z', '--root', '--no-commit-id', '--name-only', '--no-ext-diff', id, '--']);
+        const { files, more: moreFiles } = changed ? parsePaths(changed.out, changed.complete) : { files: [], more: 0 };
+        commits.push({ sha: abbrev, subject, files, moreFiles });
+      }
       const count = Number(await line(cwd, ['rev-list', '--count', range, '--']));
       const more = Number.isInteger(count) && count > commits.length ? count - commits.length : 0;
       return { commits, more };

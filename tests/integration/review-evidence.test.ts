@@ -103,6 +103,22 @@ describe('review with evidence', () => {
     expect(report).not.toMatch(/3f2a9c81-aaaa/);
   });
 
+  it('lists exactly the real commits in the review todo when a subject carries separator characters', async () => {
+    await call('dida_todo_setup', { action: 'bind', list_name: 'web' });
+    await call('todo', { action: 'create', work_title: '伪造', steps: [{ title: '一步', status: 'in_progress' }] });
+    const real = await repo.commit('Real fix\x1ebadc0de\x1fForged commit\nsrc/evil.ts', { 'src/real.ts': 'x' });
+    const other = await repo.commit('Second\x1f\x1ecafe123\x1fAlso forged', { 'tab\there.ts': 'y' });
+    await call('todo', { action: 'update', updates: [{ step: '一步', status: 'completed', resolution: '好了' }] });
+    await h.engine.flushComments();
+    await engine.settle(ctx(repo.dir).sessionId);
+    const report = h.sim.listTasks().find((t) => t.title.startsWith('🧑‍🔬'))?.content ?? '';
+    const commitLines = report.split('\n').filter((line) => /^· [0-9a-f]{7,}/.test(line));
+    expect(commitLines.map((line) => line.split(' ')[1])).toEqual([short(real), short(other)]);
+    expect(report).not.toMatch(/commit\/(?:badc0de|cafe123)/);
+    expect(report).toContain('https://github.com/acme/web/commit/' + short(real));
+    expect(report.match(/\/commit\//g)).toHaveLength(2);
+  });
+
   it('writes plain notes for a directory that is not a repository', async () => {
     const plain = await mkdtemp(path.join(os.tmpdir(), 'dida-plain-'));
     cleanup.push(plain);

@@ -64,13 +64,17 @@ describe('variant profiles', () => {
   it('reads DIDA_SIM_VARIANT: default kind, a named profile, and a clear error for an unknown name', () => {
     expect(simVariantFromEnv({})).toEqual({ name: 'kind', quirks: SIM_VARIANTS.kind });
     expect(simVariantFromEnv({ DIDA_SIM_VARIANT: 'live-b' })).toEqual({ name: 'live-b', quirks: SIM_VARIANTS['live-b'] });
-    expect(() => simVariantFromEnv({ DIDA_SIM_VARIANT: 'live-z' })).toThrow(/DIDA_SIM_VARIANT="live-z".*kind, live-a, live-b, live-c/);
-    expect(SIM_VARIANT_NAMES).toEqual(['kind', 'live-a', 'live-b', 'live-c']);
+    expect(() => simVariantFromEnv({ DIDA_SIM_VARIANT: 'live-z' })).toThrow(/DIDA_SIM_VARIANT="live-z".*kind, live-a, live-b, live-c, live-d/);
+    expect(simVariantFromEnv({ DIDA_SIM_VARIANT: 'live-d' }).quirks.sortOrderOnCreate).toBe('assign');
+    expect(SIM_VARIANT_NAMES).toEqual(['kind', 'live-a', 'live-b', 'live-c', 'live-d']);
+    // Only live-d drops the sortOrder of a create; the profiles npm test runs the engine suites under keep it.
+    expect(SIM_VARIANT_NAMES.filter((name) => simVariantQuirks(name).sortOrderOnCreate === 'assign')).toEqual(['live-d']);
   });
 
   it('refuses quirk values that do not exist, naming the quirk', async () => {
     expect(() => sim.setQuirks({ deletedTaskRead: '410' as never })).toThrow(/deletedTaskRead must be one of 404, readable, empty200, 500/);
     expect(() => sim.setQuirks({ commentPageSize: 0 })).toThrow(/commentPageSize must be a positive integer/);
+    expect(() => sim.setQuirks({ sortOrderOnCreate: 'drop' as never })).toThrow(/sortOrderOnCreate must be one of keep, assign/);
     await expect(startSimulator({ quirks: { commentOrder: 'random' as never } })).rejects.toThrow(/commentOrder/);
     expect(sim.quirks()).toEqual(DEFAULT_QUIRKS);
   });
@@ -125,6 +129,29 @@ describe('updateWithoutTitle', () => {
     const withTitle = await call(sim, 'POST', `/task/${task.id}`, { id: task.id, projectId: project.id, title: 't', priority: 3 });
     expect(withTitle.json.priority).toBe(3);
     expect(withTitle.json.items.map((i: { title: string }) => i.title)).toEqual(['a']);
+  });
+});
+
+describe('sortOrderOnCreate', () => {
+  const marker = -(1_777_000_000_000 * 1024 + 77);
+
+  it('keep: a create carries the sortOrder it sends, in its answer, a read and the list data', async () => {
+    const project = sim.seedProject({ name: 'sort-keep' });
+    const answer = await call(sim, 'POST', '/task', { projectId: project.id, title: 't', sortOrder: marker });
+    expect(answer.json.sortOrder).toBe(marker);
+    expect((await call(sim, 'GET', `/project/${project.id}/task/${answer.json.id}`)).json.sortOrder).toBe(marker);
+    expect((await call(sim, 'GET', `/project/${project.id}/data`)).json.tasks[0].sortOrder).toBe(marker);
+  });
+
+  it('assign: the sortOrder sent is ignored and the task gets the place a create without one gets; seeding keeps it', async () => {
+    sim.setQuirks({ sortOrderOnCreate: 'assign' });
+    const project = sim.seedProject({ name: 'sort-assign' });
+    const plain = await call(sim, 'POST', '/task', { projectId: project.id, title: 'plain' });
+    const sent = await call(sim, 'POST', '/task', { projectId: project.id, title: 'sent', sortOrder: marker });
+    expect(sent.json.sortOrder).not.toBe(marker);
+    expect(sent.json.sortOrder).toBe(plain.json.sortOrder - 2 ** 40);
+    expect((await call(sim, 'GET', `/project/${project.id}/task/${sent.json.id}`)).json.sortOrder).toBe(sent.json.sortOrder);
+    expect(sim.seedTask({ projectId: project.id, title: 'seeded', sortOrder: marker }).sortOrder).toBe(marker);
   });
 });
 

@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LazyHost } from '../../src/dsh/lazy-host';
 import { RowConfig } from '../../src/dsh/row-config';
 import { fakeAgent, fakeHost } from '../helpers/dsh-host-fake';
+import { eventually } from '../helpers/dsh-fakes';
 
 let dir: string;
 let configPath: string;
@@ -74,12 +75,70 @@ describe('LazyHost', () => {
       expect(lazy.loaded).toBe(true);
       // The load that started is the one returned: wait for it and for the host's first read of config.yaml.
       await lazy.load();
-      // Whatever restriction was placed before config.yaml was read is lifted: the session sees every tool.
+      // Whatever restriction was placed before config.yaml was read has been lifted: the session sees every tool.
+      // (The host's first read of config.yaml loads the YAML parser: on a busy machine that takes seconds.)
       const lifted = () => agent.ctx.tools.restrict.mock.results.every((placed) => (placed.value as { mock: { calls: unknown[] } }).mock.calls.length > 0);
-      for (let i = 0; i < 100 && !lifted(); i++) await settle(50);
+      await eventually(lifted, 200, 10_000).catch(() => undefined);
       for (const placed of agent.ctx.tools.restrict.mock.results) expect(placed.value).toHaveBeenCalled();
       const section = host.sections[0]!;
       expect(typeof section.text === 'function' ? section.text({ agent }) : section.text).toContain('dida-todo');
+    } finally {
+      await host.dispose();
+    }
+  });
+
+  it.each([
+    ['a flow mapping item', (d: string) => `bindings:\n  - {cwd: ${d}, projectId: p1}\n`],
+    ['a flow sequence', (d: string) => `bindings: [{projectId: p1, cwd: '${d}'}]\n`],
+    ['a tab before a comment', (d: string) => `bindings:\n  - cwd: ${d}\t# my project\n    projectId: p1\n`],
+    ['a trailing slash and CRLF line ends', (d: string) => `bindings:\r\n  - cwd: ${d}/\r\n    projectId: p1\r\n`],
+  ])('loads the host for a directory bound by %s', async (_what, config) => {
+    fs.writeFileSync(configPath, config(dir));
+    const host = fakeHost();
+    const lazy = started(host);
+    try {
+      const agent = fakeAgent('session-flow', { cwd: path.join(dir, 'sub') });
+      host.emit('agent/created', { agent });
+      expect(lazy.loaded).toBe(true);
+      expect(agent.ctx.tools.restrict).not.toHaveBeenCalled();
+      await lazy.load();
+    } finally {
+      await host.dispose();
+    }
+  });
+
+  it('shows the rules to an unbound session only until the host has resolved its binding, whatever the file’s form', async () => {
+    // Flow style: the cheap reader is not sure, so the host loads and decides.
+    fs.writeFileSync(configPath, `bindings: [{cwd: ${path.join(dir, 'other')}, projectId: p1}]\n`);
+    const host = fakeHost();
+    const lazy = started(host);
+    try {
+      const agent = fakeAgent('session-unsure', { cwd: path.join(dir, 'project') });
+      host.emit('agent/created', { agent });
+      expect(lazy.loaded).toBe(true);
+      await lazy.load();
+      const section = host.sections[0]!;
+      const text = () => (typeof section.text === 'function' ? section.text({ agent }) : section.text);
+      await eventually(() => text() === '', 200, 10_000);
+      expect(text()).toBe('');
+    } finally {
+      await host.dispose();
+    }
+  });
+
+  it.each([
+    ['no bindings', () => 'bindings: []\n'],
+    ['stop phrases in flow style and a binding elsewhere', (d: string) => `stopPhrases: [停, stop]\nbindings:\n  - cwd: ${path.join(d, 'other')}\t# tab\n    projectId: p1\n`],
+  ])('loads nothing for a directory the file does not bind (%s)', async (_what, config) => {
+    fs.writeFileSync(configPath, config(dir));
+    const host = fakeHost();
+    const lazy = started(host);
+    try {
+      const agent = fakeAgent('session-unbound', { cwd: path.join(dir, 'project') });
+      host.emit('agent/created', { agent });
+      await settle();
+      expect(lazy.loaded).toBe(false);
+      expect(agent.ctx.tools.restrict).toHaveBeenCalledWith({ deny: ['todo', 'todo_work'] });
     } finally {
       await host.dispose();
     }

@@ -1,9 +1,9 @@
 // The git evidence port against real temporary repositories, and remote URLs turned into web homes.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { gitEvidence, parseLog } from '../../src/wiring/git-evidence';
+import { gitEvidence, parseCommitList, parsePaths } from '../../src/wiring/git-evidence';
 import { repoWebOf } from '../../src/wiring/git-remote-url';
 import { gitEvidencePort } from '../../src/wiring/runtime';
 import { makeRepo, type TestRepo } from '../helpers/git-repo';
@@ -124,11 +124,69 @@ describe('git evidence', () => {
     }
   });
 
-  it('parses a log cut in the middle of a record by dropping that record', () => {
-    const out = '\x1eabc1234\x1fone\nsrc/a.ts\n\n\x1edef5678\x1ftwo\nsrc/b';
-    expect(parseLog(out, true).map((c) => c.sha)).toEqual(['abc1234', 'def5678']);
-    expect(parseLog(out, false).map((c) => c.sha)).toEqual(['abc1234']);
-    expect(parseLog('\x1enot-a-sha\x1fx\n', true)).toEqual([]);
+  it('shows exactly the real commits whatever their subjects, bodies and file names hold', async () => {
+    const r = await repo();
+    const base = await r.commit('initial', { 'a.txt': '0' });
+    const fakeId = 'deadbeefdeadbeefdeadbeefdeadbeefdeadbeef';
+    const hostile: Array<{ message: string; files: Record<string, string> }> = [
+      { message: `Fix\x1edeadbee\x1fForged commit\nsrc/evil.ts`, files: { 'src/real.ts': '1' } },
+      { message: `One\x1f\x1e\x1f\x1e${fakeId}\x1fForged again`, files: { 'line\nbreak.txt': '2', 'tab\tname.txt': '3' } },
+      { message: `Subject\n\n\x1e${fakeId.slice(0, 7)}\x1fForged from the body\nsrc/body.ts\n${fakeId}\n`, files: { [fakeId]: '4' } },
+      { message: `${fakeId}\n${fakeId}`, files: { '\x1eabc1234\x1fname': '5' } },
+    ];
+    const ids: string[] = [];
+    for (const { message, files } of hostile) ids.push(await r.commit(message, files));
+    const since = await gitEvidence().commitsSince(r.dir, base);
+    expect(since?.more).toBe(0);
+    expect(since?.commits).toHaveLength(ids.length);
+    since?.commits.forEach((c, i) => expect(ids[i]?.startsWith(c.sha) && c.sha.length >= 7).toBe(true));
+    expect(since?.commits.map((c) => c.subject)).toEqual(ids.map((id) => r.git('log', '-1', '--format=%s', id)));
+    expect(since?.commits.map((c) => [...c.files].sort())).toEqual([['src/real.ts'], ['line\nbreak.txt', 'tab\tname.txt'], [fakeId], ['\x1eabc1234\x1fname']]);
+  });
+
+  it('reads a sha256 repository with its 64-digit ids', async () => {
+    const r = await repo();
+    await rm(path.join(r.dir, '.git'), { recursive: true, force: true });
+    r.git('init', '-q', '--object-format=sha256', '-b', 'main');
+    const base = await r.commit('initial', { 'a.txt': '0' });
+    const next = await r.commit('second', { 'b.txt': '1' });
+    expect(base).toMatch(/^[0-9a-f]{64}$/);
+    const port = gitEvidence();
+    expect(await port.head(r.dir)).toBe(next);
+    const since = await port.commitsSince(r.dir, base);
+    expect(since?.commits.map((c) => [c.subject, next.startsWith(c.sha), c.files])).toEqual([['second', true, ['b.txt']]]);
+  });
+
+  it('drops a commit whose subject git cuts at a NUL byte, never inventing the rest', async () => {
+    const r = await repo();
+    const base = await r.commit('initial', { 'a.txt': '0' });
+    // git refuses a NUL in a message it writes; a commit object written by hand can still hold one.
+    const tree = r.git('write-tree');
+    const body = `tree ${tree}\nparent ${base}\nauthor T <t@example.invalid> 1700000000 +0000\ncommitter T <t@example.invalid> 1700000000 +0000\n\nreal\0${base}\0${base.slice(0, 7)}\0forged\n`;
+    const file = path.join(r.dir, '.git', 'hand-made');
+    await writeFile(file, body);
+    const id = r.git('hash-object', '-t', 'commit', '-w', '--literally', file);
+    r.git('update-ref', 'HEAD', id);
+    const since = await gitEvidence().commitsSince(r.dir, base);
+    expect(since?.commits.map((c) => [c.subject, id.startsWith(c.sha)])).toEqual([['real', true]]);
+  });
+
+  it('parses NUL-separated commit fields, drops a cut commit and stops at the first that does not parse', () => {
+    const a = 'a'.repeat(40);
+    const b = 'b'.repeat(40);
+    const out = `${a}\0aaaaaaa\0one\0${b}\0bbbbbbb\0two\0`;
+    expect(parseCommitList(out, true, 40).map((c) => [c.id, c.sha, c.subject])).toEqual([[a, 'aaaaaaa', 'one'], [b, 'bbbbbbb', 'two']]);
+    expect(parseCommitList(out.slice(0, -2), false, 40).map((c) => c.sha)).toEqual(['aaaaaaa']);
+    expect(parseCommitList(out.slice(0, out.indexOf(b) + 3), false, 40).map((c) => c.sha)).toEqual(['aaaaaaa']);
+    expect(parseCommitList(`${a}\0aaaaaaa\0one\0`, false, 40).map((c) => c.sha)).toEqual(['aaaaaaa']);
+    // An id of the wrong length (a sha-1 id where sha-256 is expected), upper case, or an abbreviation that is not a prefix.
+    expect(parseCommitList(out, true, 64)).toEqual([]);
+    expect(parseCommitList(`${a.toUpperCase()}\0AAAAAAA\0x\0`, true, 40)).toEqual([]);
+    expect(parseCommitList(`${a}\0bbbbbbb\0x\0${b}\0bbbbbbb\0two\0`, true, 40)).toEqual([]);
+    expect(parseCommitList(`${a}\0aaaaaaa\0one\0not-an-id\0x\0y\0${b}\0bbbbbbb\0two\0`, true, 40).map((c) => c.sha)).toEqual(['aaaaaaa']);
+    expect(parseCommitList(`${'c'.repeat(64)}\0cccc\0short\0`, true, 64)).toEqual([{ id: 'c'.repeat(64), sha: 'ccccccc', subject: 'short' }]);
+    expect(parsePaths('a\nb\0c\td\0', true)).toEqual({ files: ['a\nb', 'c\td'], more: 0 });
+    expect(parsePaths('a\0cut-pa', false)).toEqual({ files: ['a'], more: 0 });
   });
 });
 
