@@ -82,7 +82,7 @@ describe('queue', () => {
     const elsewhere = sim.seedTask({ projectId: list.id, title: 'Held on a laptop', priority: 5 });
     const asked = sim.seedTask({ projectId: list.id, title: 'Needs a decision', priority: 3 });
     expect((await h.run(['bind', '工作清单', ...base])).code).toBe(0);
-    expect((await h.run(['bind', '工作清单', '--tag', 'api', '--cwd', h.home, ...base])).code).toBe(0);
+    expect((await h.run(['bind', '工作清单', '--tag', 'api', '--cwd', h.home, '--force', ...base])).code).toBe(0);
     await appendFile(h.configFile, 'hostLabel: desk\n');
 
     // Sessions of this machine (label "desk", the CLI's too) took two Works; a laptop's session holds a third, which "desk" lost.
