@@ -1,7 +1,7 @@
 // What the work engine is given (gateway, state, locks, clock, locale) and the domain outcome type it returns.
 import type { DidaGateway } from '../dida/dida-gateway';
 import type { Locale } from './locale';
-import type { Pricing, SpendLimits } from './usage';
+import type { Pricing, SpendLimits } from './usage-schema';
 import type { RepoEvidencePort } from './repo-evidence';
 import type { EngineState } from './work-state';
 

@@ -1,6 +1,6 @@
 // Records a step's repository evidence: the HEAD when it goes in progress, the commits since when it completes.
 import type { EngineDeps } from './engine-context';
-import type { StepChange } from './step-ops';
+import type { StepChange } from './step-change';
 import type { StepRecord, StepStatus, WorkRecord } from './work-state';
 
 type Transition = { step: StepRecord; from: StepStatus; to: StepStatus };

@@ -1,4 +1,5 @@
 // Step changes of one Work (add, status/resolution, rename, delete, clear), coalesced into one Dida write.
+import type { StepChange } from './step-change';
 import type { EngineDeps } from './engine-context';
 import { WorkError } from './engine-context';
 import { MAX_COMMENT_LENGTH, MAX_ITEM_TITLE_LENGTH, sanitizeForDida, truncateGraphemes } from './text-guard';
@@ -10,11 +11,7 @@ import { keyOf, restoreWork, saveWork, stepIdFactory, withWork, workIn } from '.
 import type { ReconcileResult } from './work-reconcile';
 import { SETTLED, visibleSteps, type StepRecord, type StepStatus, type WorkRecord } from './work-state';
 
-export type StepChange =
-  | { op: 'add'; title: string; status?: 'pending' | 'in_progress' }
-  | { op: 'update'; step: string; status?: Exclude<StepStatus, 'deleted'>; resolution?: string; title?: string }
-  | { op: 'delete'; step: string }
-  | { op: 'clear' };
+export type { StepChange } from './step-change';
 
 export interface StepChangeResult {
   work: WorkRecord;

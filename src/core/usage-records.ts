@@ -1,8 +1,7 @@
 // Recording what a Work cost: model answers, turn time and automatic continuations are added to the current round of
 // the session's current Work, in the state only (no Dida request); the spend guard reads the same numbers.
 import type { EngineDeps } from './engine-context';
-import { addUsage, DEFAULT_SPEND_LIMITS, emptyUsage, formatTokens, overLimit, roundOf, usageOf, type OverLimit, type Pricing, type SpendLimits, type Usage } from './usage';
-import { waitForHuman } from './waiting';
+import { addUsage, DEFAULT_SPEND_LIMITS, emptyUsage, overLimit, roundOf, usageOf, type OverLimit, type Pricing, type SpendLimits, type Usage } from './usage';
 
 /** The spend settings in force (config.yaml's `limits` and `pricing`; the defaults without them). */
 export interface SpendSettings {
@@ -44,19 +43,4 @@ export async function spendOverLimit(deps: Pick<EngineDeps, 'state' | 'spendSett
   const work = state.works[key];
   if (!work || work.phase !== 'open' || work.waiting) return undefined;
   return overLimit(usageOf(state, key), (await spendSettingsOf(deps)).limits);
-}
-
-/** The config.yaml key of a limit (named in the reminder, so the person knows what to raise). */
-function settingOf(over: OverLimit): keyof SpendLimits {
-  if (over.scope === 'work') return over.what === 'tokens' ? 'maxTokensPerWork' : 'maxMinutesPerWork';
-  return over.what === 'tokens' ? 'maxTokensPerRound' : 'maxMinutesPerRound';
-}
-
-/**
- * The spend guard stops Work `key` as if the person had paused it: it waits for them with a 🙋 reminder that says what
- * it used and how to let it go on (set the priority back, which allows as much again, or raise the limit).
- */
-export async function stopForSpend(deps: EngineDeps, key: string, over: OverLimit): Promise<void> {
-  const vars = { used: over.what === 'tokens' ? formatTokens(deps.locale, over.used) : over.used, limit: over.what === 'tokens' ? formatTokens(deps.locale, over.limit) : over.limit, setting: settingOf(over) };
-  await waitForHuman(deps, key, deps.locale.t(over.what === 'tokens' ? 'dida.waiting.cause.spend.tokens' : 'dida.waiting.cause.spend.minutes', vars), 'spend');
 }

@@ -54,3 +54,11 @@ export const ModelPriceSchema = z.object({
 });
 export type ModelPrice = z.infer<typeof ModelPriceSchema>;
 export type Pricing = Record<string, ModelPrice>;
+
+/** The spend guard: 0 turns a limit off. */
+export interface SpendLimits {
+  maxTokensPerWork: number;
+  maxMinutesPerWork: number;
+  maxTokensPerRound: number;
+  maxMinutesPerRound: number;
+}

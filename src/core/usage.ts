@@ -1,9 +1,9 @@
 // What a Work cost: model requests, tokens as the model reported them, wall time and automatic continuations, per
 // round of the Work; the one plain line the review todo shows; an estimated price; and the spend guard's limits.
 import type { Locale } from './locale';
-import type { ModelUsage, Pricing, Usage, UsageAllowance, WorkUsage } from './usage-schema';
+import type { ModelUsage, Pricing, SpendLimits, Usage, UsageAllowance, WorkUsage } from './usage-schema';
 
-export { ModelPriceSchema, UsageAllowanceSchema, UsageSchema, type ModelPrice, type ModelUsage, type Pricing, type Usage, type UsageAllowance, type WorkUsage, WorkUsageSchema } from './usage-schema';
+export { ModelPriceSchema, UsageAllowanceSchema, UsageSchema, type ModelPrice, type ModelUsage, type Pricing, type SpendLimits, type Usage, type UsageAllowance, type WorkUsage, WorkUsageSchema } from './usage-schema';
 
 /** A Work's recorded usage with the Work's round (the state's `usage` entry and `works[key].round`). */
 export interface UsageHolder {
@@ -146,13 +146,6 @@ export function usageLine(locale: Locale, usage: Usage, pricing?: Pricing, total
   return line;
 }
 
-/** The spend guard: 0 turns a limit off. */
-export interface SpendLimits {
-  maxTokensPerWork: number;
-  maxMinutesPerWork: number;
-  maxTokensPerRound: number;
-  maxMinutesPerRound: number;
-}
 
 /** Generous per Work, off per round; see docs/decisions/0058. */
 export const DEFAULT_SPEND_LIMITS: SpendLimits = { maxTokensPerWork: 5_000_000, maxMinutesPerWork: 240, maxTokensPerRound: 0, maxMinutesPerRound: 0 };

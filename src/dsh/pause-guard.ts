@@ -3,7 +3,7 @@
 import type { EngineDeps } from '../core/engine-context';
 import { boundaryWork, checkBoundary, pauseWork } from '../core/phone-pause';
 import { PAUSE_CHECK_INTERVAL_MS } from '../core/phone-signals';
-import { stopForSpend } from '../core/usage-records';
+import { stopForSpend } from '../core/spend-stop';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
 import type { EngineState } from '../core/work-state';
