@@ -56,6 +56,8 @@ async function sdk(patches: string[]): Promise<SdkProcess> {
 }
 
 const state = () => readEngineStateFile(path.join(home, '.test-xdg', 'state', 'dida-todo', 'state.json'));
+const CONTINUATION_NOTE = '[dida-todo] Automatic continuation';
+const RECOVERY_NOTE = '[dida-todo] The previous turn was interrupted';
 const behaviourKind = (r: RecordedRequest) => (typeof r.behaviour === 'object' ? r.behaviour.kind : r.behaviour);
 const turnEnds = (events: SessionEvent[]) => events.filter((e) => e.type === 'turn/end').map((e) => e.data.reason);
 
@@ -94,7 +96,6 @@ describe('dida-todo in the sdk profile', () => {
     const exit = await p.shutdown();
     expect(exit).toEqual({ code: 0, signal: null });
     expectOnlyFrames(p);
-    console.log(p.stderr());
 
     const done = sim.getTask(work.id)!;
     expect(done.items?.map((i) => i.status)).toEqual([1, 1]);
@@ -111,5 +112,148 @@ describe('dida-todo in the sdk profile', () => {
       { content: '收集变更', status: 'completed' },
       { content: '写草稿', status: 'completed' },
     ]);
+  });
+
+  it('(2) a rate limit that outlasts dsh\'s own retries (429 ×6) is continued inside the running process and the Work gets done', async () => {
+    await installSdkProfile(home);
+    // dsh retries 5 times at once (Retry-After: 0); the bundle then waits 0.2 s and retries with its note.
+    const patches = configure('maxAutoContinue: 3\nbackoff: [0.2]', { llmRetries: 5 });
+    const work = sim.seedTask({ projectId: listId, title: '升级依赖', priority: 5, items: [{ title: '升级 lodash' }] });
+    model.setScript([
+      toolCall('todo_work', { action: 'next' }),
+      ...Array.from({ length: 6 }, () => rateLimit(0)),
+      toolCall('todo', { action: 'update', updates: [{ step: '升级 lodash', status: 'completed', resolution: '已升级到 4.17.21' }] }),
+      text('升级完成'),
+    ]);
+    const p = await sdk(patches);
+    await p.initialize(project);
+    const sessionId = 'sdk-429';
+    await p.prompt(sessionId, '检查todo');
+    await p.until('the Work to be completed in Dida', () => sim.getTask(work.id)?.status === 2, 40_000);
+    await p.until('the review todo', () => sim.listTasks(listId).find((t) => t.title === '🧑‍🔬 待验收：升级依赖'));
+    await p.until('the session to be idle', () => p.statuses(sessionId).at(-1) === 'idle');
+    const exit = await p.shutdown();
+    expect(exit).toEqual({ code: 0, signal: null });
+    expectOnlyFrames(p);
+
+    // Six 429s, then the bundle's retry: its note is in the first request after them, and in no earlier one.
+    const chats = model.chatRequests();
+    expect(chats.map(behaviourKind)).toEqual(['toolCalls', ...Array(6).fill('rateLimit'), 'toolCalls', 'text']);
+    const bodies = chats.map((r) => JSON.stringify(r.body?.messages ?? []));
+    expect(bodies.slice(0, 7).some((b) => b.includes(CONTINUATION_NOTE))).toBe(false);
+    expect(bodies[7]).toContain(`${CONTINUATION_NOTE} 1/3`);
+    expect(model.pending()).toEqual([]);
+    expect(p.stderr()).toContain('continuing automatically');
+
+    // The client saw dsh's five retries and one turn that completed; the process never left.
+    const events = p.events(sessionId);
+    expect(events.filter((e) => e.type === 'llm/retry')).toHaveLength(5);
+    expect(turnEnds(events)).toEqual([{ kind: 'completed' }]);
+    expect(p.sessionIds()).toEqual([sessionId]);
+    // Dida: done, with its review todo, and no 🙋 reminder.
+    expect(sim.getTask(work.id)?.items?.map((i) => i.status)).toEqual([1]);
+    expect(sim.listTasks(listId).some((t) => t.title.startsWith('🙋'))).toBe(false);
+    expect(state().sessions[sessionId].autoAttempts ?? 0).toBe(0);
+  });
+
+  it('(3) SIGKILL mid-turn: the next sdk process, sent only `initialize`, resumes the session itself and the client sees it under the old id', async () => {
+    await installSdkProfile(home);
+    const patches = configure('maxAutoContinue: 3\nbackoff: [0.2]');
+    const work = sim.seedTask({ projectId: listId, title: '整理发布说明', priority: 3, items: [{ title: '收集变更' }, { title: '写草稿' }] });
+    model.setScript([toolCall('todo_work', { action: 'next' }), toolCall('todo', { action: 'update', updates: [{ step: '收集变更', status: 'in_progress' }] }), stall()]);
+    const first = await sdk(patches);
+    await first.initialize(project);
+    const sessionId = 'sdk-crash';
+    await first.prompt(sessionId, '检查todo');
+    await model.waitFor((rs) => rs.some((r) => r.kind === 'chat' && behaviourKind(r) === 'stall'), 30_000);
+    await first.until('the open-turn marker', () => state()?.sessions?.[sessionId]?.turnOpenSince);
+    const killed = await first.kill('SIGKILL');
+    expect(killed.signal).toBe('SIGKILL');
+    expectOnlyFrames(first);
+    expect(turnEnds(first.events(sessionId))).toEqual([]);
+    expect(sim.getTask(work.id)?.items?.map((i) => i.status)).toEqual([0, 0]);
+
+    // A new process in the same home; the client only initializes (the protocol has no way to resume a session).
+    const chatsBefore = model.chatRequests().length;
+    model.setScript([
+      toolCall('todo', {
+        action: 'update',
+        updates: [
+          { step: '收集变更', status: 'completed', resolution: '整理出 12 条变更' },
+          { step: '写草稿', status: 'completed', resolution: '草稿已写好' },
+        ],
+      }),
+      text('恢复后完成'),
+    ]);
+    const second = await sdk(patches);
+    await second.initialize(project);
+    await second.until('the Work to be completed in Dida', () => sim.getTask(work.id)?.status === 2, 40_000);
+    await second.until('the review todo', () => sim.listTasks(listId).find((t) => t.title === '🧑‍🔬 待验收：整理发布说明'));
+    await second.until('the resumed session to be idle', () => second.statuses(sessionId).at(-1) === 'idle');
+    const exit = await second.shutdown();
+    expect(exit).toEqual({ code: 0, signal: null });
+    expectOnlyFrames(second);
+    expect(second.stderr()).toContain(`[dida-todo] resumed the interrupted turn of ${sessionId}`);
+
+    // The client saw the resumed session under its old id, and nothing under any other.
+    expect(second.sessionIds()).toEqual([sessionId]);
+    const events = second.events(sessionId);
+    expect(turnEnds(events)).toEqual([{ kind: 'completed' }]);
+    expect(second.statuses(sessionId)).toContain('running');
+    const recovery = events.find((e) => e.type === 'user/message' && e.data?.source?.plugin === 'dida-todo');
+    expect(JSON.stringify(recovery?.data?.content)).toContain(RECOVERY_NOTE);
+    // The model was asked within the same session, and the log on disk closes the cut turn as interrupted.
+    const resumed = model.chatRequests().slice(chatsBefore);
+    expect(resumed.map(behaviourKind)).toEqual(['toolCalls', 'text']);
+    for (const r of resumed) expect(String(r.headers['x-deepseek-harness-session-id'])).toBe(sessionId);
+    const log = (await readSessionLogs(home)).find((l) => l.header.id === sessionId)!;
+    expect(eventsOf(log, 'turn/end').map((e) => e.data.reason.kind)).toEqual(['interrupted', 'completed']);
+    expect(state().sessions[sessionId].turnOpenSince).toBeUndefined();
+    expect(sim.getTask(work.id)?.items?.map((i) => i.status)).toEqual([1, 1]);
+  });
+
+  it('(4) the person sets the Work\'s priority to none on the phone: the turn is cancelled at the next step boundary, the process stays up, and the priority back lets the next prompt go on', async () => {
+    await installSdkProfile(home);
+    const patches = configure('maxAutoContinue: 3\nbackoff: [0.1]', { llmRetries: 0 });
+    const work = sim.seedTask({ projectId: listId, title: '写周报', priority: 5, items: [{ title: '汇总进展' }, { title: '发出去' }] });
+    model.setScript([
+      toolCall('todo_work', { action: 'next' }),
+      toolCall('todo', { action: 'update', updates: [{ step: '汇总进展', status: 'in_progress' }] }),
+      // The person sets the priority to none while this answer is on its way.
+      toolCall('todo', { action: 'update', updates: [{ step: '汇总进展', status: 'completed', resolution: '进展已汇总' }] }, { delayMs: 800 }),
+      text('SHOULD_NOT_RUN'),
+    ]);
+    const p = await sdk(patches);
+    await p.initialize(project);
+    const sessionId = 'sdk-pause';
+    await p.prompt(sessionId, '检查todo');
+    await model.waitFor((rs) => rs.filter((r) => r.kind === 'chat').length >= 3, 30_000);
+    sim.editTask(work.id, { priority: 0 });
+    await p.until('the cancelled turn', () => turnEnds(p.events(sessionId)).length > 0);
+    await p.until('the session to be idle', () => p.statuses(sessionId).at(-1) === 'idle');
+
+    expect(turnEnds(p.events(sessionId))).toEqual([{ kind: 'aborted', reason: { kind: 'hook', reason: expect.stringContaining('paused') } }]);
+    expect(model.chatRequests()).toHaveLength(3);
+    expect(p.stderr()).toContain(`Work ${work.id} is paused`);
+    // Dida: the finished step is kept, the priority stays none, one comment says where it stopped, no reminder.
+    await p.until('the pause comment', () => sim.listComments(work.id).some((c) => c.title.includes('已暂停：已完成 1/2 步，下一步是「发出去」。')));
+    const task = sim.getTask(work.id)!;
+    expect(task.priority).toBe(0);
+    expect(task.items?.map((i) => i.status)).toEqual([1, 0]);
+    expect(sim.listTasks(listId).filter((t) => t.title.startsWith('🙋'))).toEqual([]);
+
+    // Still the same process, seconds after the session started: the person sets the priority back and the next
+    // prompt is told it may go on (its turn reads the list again rather than reusing the session's first read).
+    sim.editTask(work.id, { priority: 5 });
+    model.setScript([text('继续写')]);
+    const chatsBefore = model.chatRequests().length;
+    await p.prompt(sessionId, '继续');
+    await p.until('the second turn to end', () => turnEnds(p.events(sessionId)).length === 2);
+    const next = model.chatRequests()[chatsBefore]!;
+    expect(JSON.stringify(next.body?.messages ?? [])).toContain(`Work ${work.id} is no longer waiting for the person`);
+    expect(sim.getTask(work.id)?.priority).toBe(5);
+    const exit = await p.shutdown();
+    expect(exit).toEqual({ code: 0, signal: null });
+    expectOnlyFrames(p);
   });
 });
