@@ -49,8 +49,8 @@ function configure(row: string, options: { llmRetries?: number } = {}): string[]
   return patches;
 }
 
-async function sdk(patches: string[]): Promise<SdkProcess> {
-  const p = await startSdk({ home, cwd: project, baseUrl: model.baseUrl, patches, env: { DIDA_TODO_TOKEN: sim.token } });
+async function sdk(patches: string[], env: Record<string, string> = {}): Promise<SdkProcess> {
+  const p = await startSdk({ home, cwd: project, baseUrl: model.baseUrl, patches, env: { DIDA_TODO_TOKEN: sim.token, ...env } });
   started.push(p);
   return p;
 }
@@ -85,7 +85,9 @@ describe('dida-todo in the sdk profile', () => {
       }),
       text('全部完成'),
     ]);
-    const p = await sdk(patches);
+    // The YAML library inside the bundle prints its tokens and parse stream with console.log / console.dir when these
+    // are set; the build sends them to stderr (a line here that is not a frame would show it).
+    const p = await sdk(patches, { LOG_TOKENS: '1', LOG_STREAM: '1' });
     const info = await p.initialize(project);
     expect(info.serverInfo.name).toBe('deepseek-harness-sdk-runtime');
     const sessionId = 'sdk-work-1';
