@@ -13,6 +13,7 @@ import { eventsOf, readSessionLogs, type SessionEvent } from './harness/dsh-run'
 import { installSdkProfile, startSdk, type SdkProcess } from './harness/sdk-client';
 import { useDshWorld } from './harness/world';
 import { readEngineStateFile } from '../helpers/engine-state-file';
+import { installFakeDida } from '../helpers/fake-dida-install';
 
 let model: FakeModel;
 let sim: Simulator;
@@ -49,7 +50,7 @@ function configure(row: string, options: { llmRetries?: number } = {}): string[]
   return patches;
 }
 
-async function sdk(patches: string[], env: Record<string, string> = {}): Promise<SdkProcess> {
+async function sdk(patches: string[], env: Record<string, string | undefined> = {}): Promise<SdkProcess> {
   const p = await startSdk({ home, cwd: project, baseUrl: model.baseUrl, patches, env: { DIDA_TODO_TOKEN: sim.token, ...env } });
   started.push(p);
   return p;
@@ -257,5 +258,41 @@ describe('dida-todo in the sdk profile', () => {
     const exit = await p.shutdown();
     expect(exit).toEqual({ code: 0, signal: null });
     expectOnlyFrames(p);
+  });
+
+  it('(5) through the official `dida` CLI (a fake one on the simulator), with a failing first list read: the Work gets done and the CLI\'s output never reaches stdout', async () => {
+    await installSdkProfile(home);
+    const dida = await installFakeDida({ baseUrl: sim.baseUrl, token: sim.token });
+    try {
+      const argvLog = path.join(home, 'dida-argv.jsonl');
+      const patches = configure(`maxAutoContinue: 2\nbackoff: [0.2]\ndida:\n  didaCommand: ${JSON.stringify(dida.command)}`);
+      const work = sim.seedTask({ projectId: listId, title: '清理日志', priority: 3, items: [{ title: '删除旧日志' }] });
+      // The session's first reads of the list fail (the CLI prints the API error and exits 1; the gateway retries reads
+      // once, so four failures fail both the session's read and the queue read of the trigger phrase).
+      sim.injectFault({ route: 'GET /project/{pid}/data', kind: 'status', status: 500, times: 4 });
+      model.setScript([
+        toolCall('todo_work', { action: 'next' }),
+        toolCall('todo', { action: 'update', updates: [{ step: '删除旧日志', status: 'completed', resolution: '删掉了 30 天前的日志' }] }),
+        text('清理完成'),
+      ]);
+      // No token of dida-todo's own: the CLI's login (its config file under HOME) is the only one.
+      const p = await sdk(patches, { DIDA_TODO_TOKEN: undefined, HOME: dida.home, FAKE_DIDA_BASE_URL: sim.baseUrl, FAKE_DIDA_ARGV_LOG: argvLog });
+      await p.initialize(project);
+      await p.prompt('sdk-cli', '检查todo');
+      await p.until('the Work to be completed in Dida', () => sim.getTask(work.id)?.status === 2, 40_000);
+      await p.until('the review todo', () => sim.listTasks(listId).find((t) => t.title === '🧑‍🔬 待验收：清理日志'));
+      const exit = await p.shutdown();
+      expect(exit).toEqual({ code: 0, signal: null });
+      expectOnlyFrames(p);
+      expect(sim.pendingFaults()).toEqual([]);
+      // The CLI ran, many times, and printed JSON of its own each time: none of it is on stdout.
+      const runs = fs.readFileSync(argvLog, 'utf8').trim().split('\n');
+      expect(runs.length).toBeGreaterThan(3);
+      // The failed reads were reported, on stderr only.
+      expect(p.stderr()).toContain('[dida-todo] syncing the bound Dida list (will retry later) failed: `dida project data` failed: Dida answered 500');
+      expect(p.lines.some((l) => l.includes(work.id) && !l.startsWith('{"jsonrpc"'))).toBe(false);
+    } finally {
+      await dida.cleanup();
+    }
   });
 });
