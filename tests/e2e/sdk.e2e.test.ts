@@ -4,12 +4,14 @@
 // running process; (3) SIGKILL mid-turn, a new process sent `initialize` only, and the Work finished by the bundle's
 // crash recovery under the old session id; (4) a pause from the phone cancelling the turn. Each asserts the
 // simulator's Dida state and that every stdout line of every process was a JSON-RPC 2.0 frame.
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/sim/simulator';
 import { rateLimit, stall, text, toolCall, type FakeModel, type RecordedRequest } from './harness/fake-model';
-import { eventsOf, readSessionLogs, type SessionEvent } from './harness/dsh-run';
+import { ensureDsh, eventsOf, readSessionLogs, repoRoot, type SessionEvent } from './harness/dsh-run';
 import { installSdkProfile, startSdk, type SdkProcess } from './harness/sdk-client';
 import { useDshWorld } from './harness/world';
 import { readEngineStateFile } from '../helpers/engine-state-file';
@@ -294,5 +296,35 @@ describe('dida-todo in the sdk profile', () => {
     } finally {
       await dida.cleanup();
     }
+  });
+
+  it('(6) `dida-todo doctor --profile sdk` passes on the profile assembled this way, and names what breaks it', async () => {
+    await installSdkProfile(home);
+    const install = await ensureDsh();
+    const env = {
+      PATH: [install.nodeBinDir, install.pnpmBinDir, path.dirname(install.dshBin), '/usr/bin', '/bin'].join(path.delimiter),
+      HOME: home,
+      DSH_HOME: home,
+      XDG_CONFIG_HOME: path.join(home, '.test-xdg', 'config'),
+      XDG_STATE_HOME: path.join(home, '.test-xdg', 'state'),
+      DIDA_TODO_E2E_CACHE: path.join(home, 'no-demo-cache'),
+      LANG: 'en_US.UTF-8',
+    };
+    const doctor = async (...args: string[]) => {
+      const run = await promisify(execFile)(process.execPath, [path.join(repoRoot, 'dsh-plugin', 'cli.mjs'), 'doctor', '--json', ...args], { env, cwd: project, timeout: 90_000 }).catch((e: { stdout: string }) => e);
+      return Object.fromEntries((JSON.parse(run.stdout) as { checks: Array<{ id: string; status: string; detail: string; fix: string[] }> }).checks.map((c) => [c.id, c]));
+    };
+    const ready = await doctor('--profile', 'sdk');
+    for (const id of ['dsh', 'dsh-node', 'pnpm', 'hmr', 'overlay', 'bundle', 'sdk-workspace', 'sdk-packages', 'sdk-rows']) expect(ready[id]?.status, `${id}: ${ready[id]?.detail}`).toBe('ok');
+
+    // The startup row turned back on in the profile's own layer: the real dump shows it, and doctor names it.
+    const patch = path.join(home, 'profiles', 'sdk', 'cordis.patch.yml');
+    fs.writeFileSync(patch, fs.readFileSync(patch, 'utf8').replace(/(- id: sdk-app-startup\n {2}disabled: )true/, '$1false'));
+    const broken = await doctor('--profile', 'sdk');
+    expect(broken['sdk-rows']).toMatchObject({ status: 'fail' });
+    expect(broken['sdk-rows']?.detail).toMatch(/the sdk-app-startup row is on/);
+    // A profile that does not exist, told by the real dsh.
+    const nope = await doctor('--profile', 'nope');
+    expect(nope.profile?.detail).toBe(`profile "nope" does not exist in ${home} (profiles there: sdk).`);
   });
 });
