@@ -13,6 +13,8 @@
 //                   with the two overrides, cordis.patch.yml with the three rows; dsh-plugin-guide §0.3a)
 //   sdk-home/       a DSH_HOME where that profile was assembled once from the registry and its rows checked (this also
 //                   puts its packages into pnpm-store, so each test home assembles it from the store in about 2 s)
+//   acp-profile/    the same two files for an `acp` profile (dsh-acp-app, its dsh-acp bridge pinned to the published rc)
+//   acp-home/       a DSH_HOME where that profile was assembled once and its rows checked
 //   ready.json      marker; when it matches the wanted versions and the binaries exist, nothing is run
 //
 // Idempotent and bounded: each install step is killed after 8 minutes (DIDA_TODO_E2E_STEP_TIMEOUT_MS overrides).
@@ -31,7 +33,10 @@ const MIN_NODE = [22, 19];
 const SDK_PACKAGES = ['@deepseek-ai/dsh-sdk-app@0.1.2-alpha.2', '@deepseek-ai/dsh-sdk-protocol@0.0.1-rc.1'];
 // sdk-app asks for ^0.1.2-alpha.2 of both, which was never published; these are the newest that were.
 const SDK_OVERRIDES = { '@deepseek-ai/dsh-cmdline': '0.1.0-rc.8', '@deepseek-ai/dsh-sdk-jsonrpc-server': '0.0.1-rc.5' };
-const INSTALLER_REVISION = 2;
+// The acp profile the same way: acp-app asks for ^0.1.2-alpha.2 of dsh-acp and dsh-cmdline, never published either.
+const ACP_PACKAGES = ['@deepseek-ai/dsh-acp-app@0.1.2-alpha.2'];
+const ACP_OVERRIDES = { '@deepseek-ai/dsh-cmdline': '0.1.0-rc.8', '@deepseek-ai/dsh-acp': '0.0.1-rc.1' };
+const INSTALLER_REVISION = 3;
 const STEP_TIMEOUT_MS = Number(process.env.DIDA_TODO_E2E_STEP_TIMEOUT_MS) || 8 * 60_000;
 const LOCK_WAIT_MS = 20 * 60_000;
 
@@ -41,15 +46,17 @@ const HMR_OVERLAY = `# Re-enables the cordis HMR row that the web and headless b
   config: { root: [] }
 `;
 
-const SDK_WORKSPACE = `# Written before \`dsh plugin\` first creates the profile (dsh never overwrites a profile's files).
+const workspaceYaml = (overrides) => `# Written before \`dsh plugin\` first creates the profile (dsh never overwrites a profile's files).
 packages: ['.']
 nodeLinker: hoisted
 autoInstallPeers: false
 overrides:
-${Object.entries(SDK_OVERRIDES)
+${Object.entries(overrides)
   .map(([name, version]) => `  '${name}': ${version}`)
   .join('\n')}
 `;
+const SDK_WORKSPACE = workspaceYaml(SDK_OVERRIDES);
+const ACP_WORKSPACE = workspaceYaml(ACP_OVERRIDES);
 
 const SDK_PATCH = `# The sdk profile's own layer on dsh 0.1.0-rc.8.
 # rc.8 cannot boot without the HMR service.
@@ -63,6 +70,25 @@ const SDK_PATCH = `# The sdk profile's own layer on dsh 0.1.0-rc.8.
 - id: sdk-jsonrpc-server
   inject: [loader]
 `;
+
+const ACP_PATCH = `# The acp profile's own layer on dsh 0.1.0-rc.8.
+# rc.8 cannot boot without the HMR service.
+- id: hmr
+  disabled: false
+  config: { root: [] }
+# acp-app's startup module imports exitOnStdinEnd from dsh-cmdline, which no published version exports.
+- id: acp-app-startup
+  disabled: true
+# The ACP bridge, without its dependency on the disabled startup row.
+- id: acp
+  inject: [agents]
+`;
+
+/** The two profiles assembled from the registry: their packages, files and the rows their dump must show. */
+const RECIPES = {
+  sdk: { packages: SDK_PACKAGES, workspace: SDK_WORKSPACE, patch: SDK_PATCH, bundle: '@deepseek-ai/dsh-sdk-app', startup: 'sdk-app-startup', server: 'sdk-jsonrpc-server', startupService: 'sdkAppStartup' },
+  acp: { packages: ACP_PACKAGES, workspace: ACP_WORKSPACE, patch: ACP_PATCH, bundle: '@deepseek-ai/dsh-acp-app', startup: 'acp-app-startup', server: 'acp', startupService: 'acpAppStartup' },
+};
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -92,6 +118,7 @@ function wanted(systemNodeOk) {
     hmr: HMR_VERSION,
     pnpm: PNPM_SPEC,
     sdk: { packages: SDK_PACKAGES, overrides: SDK_OVERRIDES },
+    acp: { packages: ACP_PACKAGES, overrides: ACP_OVERRIDES },
     node: systemNodeOk ? `system ${process.execPath}` : NODE_SPEC,
   };
 }
@@ -113,9 +140,12 @@ function layout(cache, systemNodeOk) {
     storeDir: path.join(cache, 'pnpm-store'),
     hmrPatch: path.join(cache, 'hmr-on.yml'),
     marker: path.join(cache, 'ready.json'),
-    sdkWorkspace: path.join(cache, 'sdk-profile', 'pnpm-workspace.yaml'),
-    sdkPatch: path.join(cache, 'sdk-profile', 'cordis.patch.yml'),
-    sdkHome: path.join(cache, 'sdk-home'),
+    profiles: Object.fromEntries(
+      Object.keys(RECIPES).map((name) => [
+        name,
+        { workspace: path.join(cache, `${name}-profile`, 'pnpm-workspace.yaml'), patch: path.join(cache, `${name}-profile`, 'cordis.patch.yml'), home: path.join(cache, `${name}-home`) },
+      ]),
+    ),
   };
 }
 
@@ -135,7 +165,8 @@ function sameJson(a, b) {
 function readyResult(paths, want) {
   const marker = readJson(paths.marker);
   if (!marker || !sameJson(marker.wanted, want)) return undefined;
-  for (const file of [paths.dshBin, paths.nodeBin, paths.pnpmBin, paths.hmrPatch, paths.sdkWorkspace, paths.sdkPatch]) {
+  const templates = Object.values(paths.profiles).flatMap((p) => [p.workspace, p.patch]);
+  for (const file of [paths.dshBin, paths.nodeBin, paths.pnpmBin, paths.hmrPatch, ...templates]) {
     if (!fs.existsSync(file)) return undefined;
   }
   return marker.result;
@@ -288,7 +319,7 @@ async function install(paths, want, systemNodeOk) {
   const installed = readJson(path.join(paths.dshDir, 'node_modules', '@deepseek-ai', 'dsh', 'package.json'));
   if (installed?.version !== DSH_VERSION) throw new Error(`installed dsh is ${installed?.version ?? 'missing'}, wanted ${DSH_VERSION}`);
 
-  await assembleSdkProfile(paths, toolEnv);
+  for (const name of Object.keys(RECIPES)) await assembleProfile(paths, toolEnv, name);
 
   const result = {
     dshBin: paths.dshBin,
@@ -300,7 +331,8 @@ async function install(paths, want, systemNodeOk) {
     hmrPatch: paths.hmrPatch,
     cacheDir: paths.cacheDir,
     version: installed.version,
-    sdk: { workspaceYaml: paths.sdkWorkspace, patchYml: paths.sdkPatch, packages: SDK_PACKAGES },
+    sdk: { workspaceYaml: paths.profiles.sdk.workspace, patchYml: paths.profiles.sdk.patch, packages: SDK_PACKAGES },
+    acp: { workspaceYaml: paths.profiles.acp.workspace, patchYml: paths.profiles.acp.patch, packages: ACP_PACKAGES },
   };
   fs.writeFileSync(paths.marker, `${JSON.stringify({ wanted: want, result, installedAt: new Date().toISOString() }, null, 2)}\n`);
   log(`installed in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
@@ -334,24 +366,26 @@ function capture(label, command, args, options) {
 }
 
 /**
- * Writes the sdk profile's two files, assembles the profile once in sdk-home (from a clean folder, as a person would),
+ * Writes a profile's two files, assembles the profile once in its own home (from a clean folder, as a person would),
  * and checks its composed rows, so a registry change shows here and not as a puzzling e2e failure.
  */
-async function assembleSdkProfile(paths, toolEnv) {
-  fs.mkdirSync(path.dirname(paths.sdkWorkspace), { recursive: true });
-  writeIfChanged(paths.sdkWorkspace, SDK_WORKSPACE);
-  writeIfChanged(paths.sdkPatch, SDK_PATCH);
-  fs.rmSync(paths.sdkHome, { recursive: true, force: true });
-  const profile = path.join(paths.sdkHome, 'profiles', 'sdk');
+async function assembleProfile(paths, toolEnv, name) {
+  const recipe = RECIPES[name];
+  const files = paths.profiles[name];
+  fs.mkdirSync(path.dirname(files.workspace), { recursive: true });
+  writeIfChanged(files.workspace, recipe.workspace);
+  writeIfChanged(files.patch, recipe.patch);
+  fs.rmSync(files.home, { recursive: true, force: true });
+  const profile = path.join(files.home, 'profiles', name);
   fs.mkdirSync(profile, { recursive: true });
-  fs.copyFileSync(paths.sdkWorkspace, path.join(profile, 'pnpm-workspace.yaml'));
-  fs.copyFileSync(paths.sdkPatch, path.join(profile, 'cordis.patch.yml'));
-  const env = { ...toolEnv, DSH_HOME: paths.sdkHome, DSH_TELEMETRY_DISABLED: '1' };
-  await runStep('sdk profile', paths.dshBin, ['plugin', '--profile', 'sdk', 'add', '--reporter=append-only', ...SDK_PACKAGES], { cwd: paths.sdkHome, env });
+  fs.copyFileSync(files.workspace, path.join(profile, 'pnpm-workspace.yaml'));
+  fs.copyFileSync(files.patch, path.join(profile, 'cordis.patch.yml'));
+  const env = { ...toolEnv, DSH_HOME: files.home, DSH_TELEMETRY_DISABLED: '1' };
+  await runStep(`${name} profile`, paths.dshBin, ['plugin', '--profile', name, 'add', '--reporter=append-only', ...recipe.packages], { cwd: files.home, env });
   const manifest = readJson(path.join(profile, 'package.json'));
   const bundles = manifest?.dsh?.profile?.bundles ?? [];
-  if (!bundles.includes('@deepseek-ai/dsh-sdk-app')) throw new Error(`sdk profile: ${profile}/package.json does not list @deepseek-ai/dsh-sdk-app as a bundle (${JSON.stringify(bundles)})`);
-  const dump = await capture('sdk profile rows', paths.dshBin, ['--profile', 'sdk', '--dump-config'], { cwd: paths.sdkHome, env });
+  if (!bundles.includes(recipe.bundle)) throw new Error(`${name} profile: ${profile}/package.json does not list ${recipe.bundle} as a bundle (${JSON.stringify(bundles)})`);
+  const dump = await capture(`${name} profile rows`, paths.dshBin, ['--profile', name, '--dump-config'], { cwd: files.home, env });
   const row = (id) => {
     const at = dump.search(new RegExp(`^- id: ${id}\\s*$`, 'm'));
     if (at < 0) return undefined;
@@ -360,13 +394,13 @@ async function assembleSdkProfile(paths, toolEnv) {
     return end < 0 ? rest : rest.slice(0, end);
   };
   const problems = [];
-  const server = row('sdk-jsonrpc-server');
-  if (!server) problems.push('no sdk-jsonrpc-server row');
-  else if (server.includes('sdkAppStartup')) problems.push('the sdk-jsonrpc-server row still injects sdkAppStartup');
-  if (!/^ {2}disabled: true/m.test(row('sdk-app-startup') ?? '')) problems.push('the sdk-app-startup row is not disabled');
+  const server = row(recipe.server);
+  if (!server) problems.push(`no ${recipe.server} row`);
+  else if (server.includes(recipe.startupService)) problems.push(`the ${recipe.server} row still injects ${recipe.startupService}`);
+  if (!/^ {2}disabled: true/m.test(row(recipe.startup) ?? '')) problems.push(`the ${recipe.startup} row is not disabled`);
   if (/^ {2}disabled: true/m.test(row('hmr') ?? '  disabled: true')) problems.push('the hmr row is missing or disabled');
-  if (problems.length > 0) throw new Error(`sdk profile: ${problems.join('; ')} in \`dsh --profile sdk --dump-config\` of ${paths.sdkHome}`);
-  log('sdk profile: assembled and its rows checked');
+  if (problems.length > 0) throw new Error(`${name} profile: ${problems.join('; ')} in \`dsh --profile ${name} --dump-config\` of ${files.home}`);
+  log(`${name} profile: assembled and its rows checked`);
 }
 
 async function main() {

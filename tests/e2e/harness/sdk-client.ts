@@ -1,26 +1,32 @@
-// The sdk profile in a test DSH_HOME, and a JSON-RPC client for it written here (no SDK package): it spawns
-// `dsh --profile sdk`, speaks NDJSON on stdin/stdout, keeps every stdout line, and routes the `session.status` /
-// `session.event` notifications by `sessionId` (dsh-plugin-guide §0.3a).
+// The sdk and acp profiles in a test DSH_HOME, and a JSON-RPC client for them written here (no SDK package): it spawns
+// `dsh --profile sdk` (or `acp`), speaks NDJSON on stdin/stdout, keeps every stdout line, and routes the sdk's
+// `session.status` / `session.event` and ACP's `session/update` notifications by `sessionId` (dsh-plugin-guide §0.3a).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { dshEnv, ensureDsh, installBundle, profileDir, readProfileManifest, repoRoot, runDsh, type EnvOptions, type ProfileManifest, type SessionEvent } from './dsh-run';
 
 /**
- * Assembles the `sdk` profile in `home` as the README says: its pnpm-workspace.yaml (the two overrides) and
- * cordis.patch.yml (the three rows) first, then `dsh plugin --profile sdk add` of sdk-app and the protocol library
- * (from the cache's pnpm store), then the bundle. Returns the profile's package.json.
+ * Assembles the `sdk` (or `acp`) profile in `home` as the README says: its pnpm-workspace.yaml (the two overrides) and
+ * cordis.patch.yml (the three rows) first, then `dsh plugin --profile <p> add` of its packages (from the cache's pnpm
+ * store), then the bundle. Returns the profile's package.json.
  */
-export async function installSdkProfile(home: string, bundlePath: string | false = repoRoot): Promise<ProfileManifest> {
+export async function installRegistryProfile(home: string, profile: 'sdk' | 'acp', bundlePath: string | false = repoRoot): Promise<ProfileManifest> {
   const install = await ensureDsh();
-  const dir = profileDir(home, 'sdk');
+  const recipe = install[profile];
+  const dir = profileDir(home, profile);
   fs.mkdirSync(dir, { recursive: true });
-  fs.copyFileSync(install.sdk.workspaceYaml, path.join(dir, 'pnpm-workspace.yaml'));
-  fs.copyFileSync(install.sdk.patchYml, path.join(dir, 'cordis.patch.yml'));
-  const added = await runDsh(['plugin', '--profile', 'sdk', 'add', '--prefer-offline', ...install.sdk.packages], { home, timeoutMs: 180_000 });
-  if (added.code !== 0) throw new Error(`dsh plugin --profile sdk add failed (exit ${added.code ?? added.signal}):\n${added.stderr.slice(-3000)}`);
-  if (bundlePath === false) return readProfileManifest(home, 'sdk');
-  return installBundle(home, 'sdk', bundlePath);
+  fs.copyFileSync(recipe.workspaceYaml, path.join(dir, 'pnpm-workspace.yaml'));
+  fs.copyFileSync(recipe.patchYml, path.join(dir, 'cordis.patch.yml'));
+  const added = await runDsh(['plugin', '--profile', profile, 'add', '--prefer-offline', ...recipe.packages], { home, timeoutMs: 180_000 });
+  if (added.code !== 0) throw new Error(`dsh plugin --profile ${profile} add failed (exit ${added.code ?? added.signal}):\n${added.stderr.slice(-3000)}`);
+  if (bundlePath === false) return readProfileManifest(home, profile);
+  return installBundle(home, profile, bundlePath);
+}
+
+/** The sdk profile with the bundle (see installRegistryProfile). */
+export function installSdkProfile(home: string, bundlePath: string | false = repoRoot): Promise<ProfileManifest> {
+  return installRegistryProfile(home, 'sdk', bundlePath);
 }
 
 /** One line of the process's stdout, parsed. */
@@ -76,6 +82,8 @@ export interface SdkExit {
 }
 
 export interface SdkOptions extends EnvOptions {
+  /** `sdk` (default) or `acp`: both speak NDJSON JSON-RPC 2.0 on stdio. */
+  profile?: 'sdk' | 'acp';
   /** The process's own cwd (default the home); the session cwd is what `initialize` says. */
   cwd?: string;
   /** `--patch` overlays (the profile's own layer already re-enables `hmr`). */
@@ -103,12 +111,16 @@ export interface SdkProcess {
   events(sessionId: string): SessionEvent[];
   /** The `session.status` values for one session id, in arrival order. */
   statuses(sessionId: string): string[];
+  /** The `update` of each ACP `session/update` notification for one session id, in arrival order. */
+  updates(sessionId: string): any[];
   /** Every session id a notification named, in first-seen order. */
   sessionIds(): string[];
   /** Polls `probe` (every 50 ms) until it returns a truthy value; rejects with the stderr tail after timeoutMs. */
   until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs?: number): Promise<T>;
   /** Sends `shutdown` and waits for the exit (SIGKILL after timeoutMs). */
   shutdown(timeoutMs?: number): Promise<SdkExit>;
+  /** Ends the process's stdin (EOF). */
+  closeStdin(): void;
   /** Sends a signal to the whole process group and waits for the exit. */
   kill(signal: NodeJS.Signals): Promise<SdkExit>;
   readonly exited: Promise<SdkExit>;
@@ -129,7 +141,7 @@ let exitHook = false;
 /** Spawns `dsh --profile sdk [--patch …]` with the test environment; nothing is sent until a method is called. */
 export async function startSdk(options: SdkOptions): Promise<SdkProcess> {
   const install = await ensureDsh();
-  const args = ['--profile', 'sdk'];
+  const args = ['--profile', options.profile ?? 'sdk'];
   for (const patch of options.patches ?? []) args.push('--patch', patch);
   const child = spawn(install.dshBin, args, {
     cwd: options.cwd ?? options.home,
@@ -150,6 +162,7 @@ export async function startSdk(options: SdkOptions): Promise<SdkProcess> {
   const bad: Array<{ line: string; problem: string }> = [];
   const events = new Map<string, SessionEvent[]>();
   const statuses = new Map<string, string[]>();
+  const updates = new Map<string, any[]>();
   const order: string[] = [];
   const pending = new Map<number | string, { method: string; resolve: (v: any) => void; reject: (e: Error) => void }>();
   let stderr = '';
@@ -180,6 +193,10 @@ export async function startSdk(options: SdkOptions): Promise<SdkProcess> {
       const list = events.get(sessionId) ?? [];
       list.push(frame.params.event as SessionEvent);
       events.set(sessionId, list);
+    } else if (frame.method === 'session/update') {
+      const list = updates.get(sessionId) ?? [];
+      list.push(frame.params.update);
+      updates.set(sessionId, list);
     } else if (frame.method === 'session.status') {
       const list = statuses.get(sessionId) ?? [];
       list.push(String(frame.params.status));
@@ -257,6 +274,7 @@ export async function startSdk(options: SdkOptions): Promise<SdkProcess> {
     prompt: (sessionId, text) => request('session/prompt', { sessionId, contentBlocks: [{ type: 'text', text }] }, 60_000),
     events: (sessionId) => [...(events.get(sessionId) ?? [])],
     statuses: (sessionId) => [...(statuses.get(sessionId) ?? [])],
+    updates: (sessionId) => [...(updates.get(sessionId) ?? [])],
     sessionIds: () => [...order],
     until: async (what, probe, timeoutMs = 30_000) => {
       const deadline = Date.now() + timeoutMs;
@@ -272,6 +290,7 @@ export async function startSdk(options: SdkOptions): Promise<SdkProcess> {
       await request('shutdown', undefined, timeoutMs).catch(() => undefined);
       return waitExit(timeoutMs);
     },
+    closeStdin: () => child.stdin!.end(),
     kill: async (signal) => {
       killGroup(pid, signal);
       return waitExit(10_000);
