@@ -137,8 +137,10 @@ describe('dida-todo in the sdk profile', () => {
     await p.until('the Work to be completed in Dida', () => sim.getTask(work.id)?.status === 2, 40_000);
     await p.until('the review todo', () => sim.listTasks(listId).find((t) => t.title === '🧑‍🔬 待验收：升级依赖'));
     await p.until('the session to be idle', () => p.statuses(sessionId).at(-1) === 'idle');
-    const exit = await p.shutdown();
-    expect(exit).toEqual({ code: 0, signal: null });
+    // stdin EOF does not end the process (the startup row that did cannot load on rc.8); SIGTERM does, with exit 0.
+    p.closeStdin();
+    expect(await Promise.race([p.exited, new Promise((resolve) => setTimeout(() => resolve('still running'), 1_500))])).toBe('still running');
+    expect(await p.kill('SIGTERM')).toEqual({ code: 0, signal: null });
     expectOnlyFrames(p);
 
     // Six 429s, then the bundle's retry: its note is in the first request after them, and in no earlier one.
