@@ -197,6 +197,8 @@ describe('dida-todo in the sdk profile', () => {
     await second.until('the Work to be completed in Dida', () => sim.getTask(work.id)?.status === 2, 40_000);
     await second.until('the review todo', () => sim.listTasks(listId).find((t) => t.title === '🧑‍🔬 待验收：整理发布说明'));
     await second.until('the resumed session to be idle', () => second.statuses(sessionId).at(-1) === 'idle');
+    // The client can watch the resumed session but not prompt it (the README says so): it belongs to the bundle now.
+    await expect(second.prompt(sessionId, '继续')).rejects.toThrow(/session "sdk-crash" already exists/);
     const exit = await second.shutdown();
     expect(exit).toEqual({ code: 0, signal: null });
     expectOnlyFrames(second);
