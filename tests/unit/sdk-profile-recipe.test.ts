@@ -28,4 +28,22 @@ describe('the sdk profile recipe', () => {
     expect(parse(template('SDK_PATCH'))).toEqual(parse(SDK_PATCH_LINES.join('\n')));
     expect(parse(SDK_WORKSPACE_LINES.join('\n'))).toEqual({ packages: ['.'], nodeLinker: 'hoisted', autoInstallPeers: false, overrides: SDK_OVERRIDES });
   });
+
+  for (const readme of ['README.md', 'README.zh.md']) {
+    it(`is what ${readme} tells a person to write and add`, () => {
+      const text = readFileSync(path.join(root, readme), 'utf8');
+      const file = (name: string) => {
+        const match = new RegExp(`cat > ${name.replace('.', '\\.')} <<'EOF'\\n([\\s\\S]*?)\\nEOF\\n`).exec(text);
+        if (!match) throw new Error(`${readme} has no heredoc for ${name}`);
+        return match[1] as string;
+      };
+      expect(file('pnpm-workspace.yaml')).toBe(SDK_WORKSPACE_LINES.join('\n'));
+      expect(file('cordis.patch.yml')).toBe(SDK_PATCH_LINES.join('\n'));
+      expect(text).toContain(`dsh plugin --profile sdk add ${SDK_PACKAGES.join(' ')}\n`);
+      // The acp recipe, given in words: the installer's package and overrides.
+      for (const spec of constant('ACP_PACKAGES') as string[]) expect(text).toContain(`\`${spec}\``);
+      for (const [name, version] of Object.entries(constant('ACP_OVERRIDES') as Record<string, string>)) expect(text).toContain(`\`'${name}': ${version}\``);
+      expect(template('ACP_PATCH')).toMatch(/- id: acp-app-startup\n {2}disabled: true\n[\s\S]*- id: acp\n {2}inject: \[agents\]/);
+    });
+  }
 });
