@@ -17,6 +17,21 @@ for (const entry of await readdir(outdir)) {
   if (entry.endsWith('.mjs') || entry === 'chunks') await rm(path.join(outdir, entry), { recursive: true, force: true });
 }
 
+// stdout belongs to dsh (the final answer in headless, JSON-RPC frames in sdk and acp): a library's console call that
+// writes to stdout is sent to stderr instead. The one known: yaml prints its tokens and parse stream with console.log
+// and console.dir when LOG_TOKENS or LOG_STREAM is set in the environment.
+const STDOUT_CONSOLE = /\bconsole\.(log|info|debug|dir|dirxml|table|count|countReset|group|groupCollapsed|groupEnd|time|timeEnd|timeLog)\b/g;
+const stdoutToStderr = {
+  name: 'library-stdout-to-stderr',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]node_modules[\\/].*\.[cm]?js$/ }, async (args) => {
+      const text = await readFile(args.path, 'utf8');
+      const contents = text.replace(STDOUT_CONSOLE, 'console.error');
+      return contents === text ? undefined : { contents, loader: 'js' };
+    });
+  },
+};
+
 const common = {
   absWorkingDir: root,
   outdir,
@@ -32,6 +47,7 @@ const common = {
   preserveSymlinks: true,
   banner: { js: `${HEADER}\n${REQUIRE_SHIM}` },
   logLevel: 'warning',
+  plugins: [stdoutToStderr],
 };
 
 // What every dsh session loads: the first-load layer (src/dsh/lazy-host.ts) in one file, so a session pays for one
@@ -41,6 +57,7 @@ await build({
   entryPoints: { index: 'src/dsh/index.ts' },
   splitting: false,
   plugins: [
+    stdoutToStderr,
     {
       name: 'host-at-run-time',
       setup(b) {

@@ -1,16 +1,18 @@
 // The checks of `dida-todo doctor`, in the order a person sets things up: Node, dsh (its Node, pnpm, the HMR pin,
 // the overlay), the bundle in the profile, config.yaml, the token (one read) and the directory's binding.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { configErrorMessage } from '../cli/cli-output';
 import { describeSource } from '../cli/cli-runtime';
-import { INSTALL, PACKAGE_VERSION, repositoryUrl } from '../cli/install-commands';
+import { PACKAGE_VERSION, repositoryUrl } from '../cli/install-commands';
 import { safeText } from '../cli/terminal-text';
 import { checkList } from '../core/bindings';
 import { ConfigError, findBinding } from '../store/config-store';
 import { displayPath } from '../store/paths';
 import type { CheckResult, DoctorCheck, DoctorContext } from './doctor-types';
 import { nodeAtLeast, type DshProbe } from './dsh-probe';
+import { bundleInstallCommands } from './install-source';
+import { sdkCreateCommands, sdkProfileCheck } from './sdk-profile';
 
 /** The dsh release dida-todo is tested with. */
 export const TESTED_DSH = '0.1.0-rc.8';
@@ -37,11 +39,24 @@ function demoDsh(env: NodeJS.ProcessEnv): { dshBin: string; nodeBinDir: string; 
   return undefined;
 }
 
+/** `~/.local/bin/dsh` (where the README's step 1 puts it) when it is there and runnable, as the person would type it. */
+function localDsh(env: NodeJS.ProcessEnv): string | undefined {
+  if (!env.HOME) return undefined;
+  const file = path.join(env.HOME, '.local', 'bin', 'dsh');
+  try {
+    return statSync(file).isFile() && (statSync(file).mode & 0o111) !== 0 ? '~/.local/bin/dsh' : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export const dshCheck: DoctorCheck = async (ctx) => {
   const { t } = ctx.text;
   const title = t('cli.doctor.title.dsh');
   const probe = await ctx.dsh();
   if (!probe.bin) {
+    const local = localDsh(ctx.env);
+    if (local) return [{ id: 'dsh', status: 'fail', title, detail: t('cli.doctor.dsh.notOnPath', { bin: local }), fix: ['export PATH="$HOME/.local/bin:$PATH"', t('cli.doctor.dsh.pathForGood')] }];
     const demo = demoDsh(ctx.env);
     const fix = demo
       ? [
@@ -65,9 +80,37 @@ export const dshCheck: DoctorCheck = async (ctx) => {
 
 /** Results that need a working dsh are skipped (one line each) when there is none. */
 function needsDsh(probe: DshProbe, ctx: DoctorContext, id: string, title: string): CheckResult[] | undefined {
-  if (probe.bin && probe.version) return undefined;
+  if (probe.bin && probe.version) return probe.missingProfile ? [{ id, status: 'skip', title, detail: ctx.text.t('cli.doctor.needsProfile', { profile: ctx.profile }) }] : undefined;
   return [{ id, status: 'skip', title, detail: ctx.text.t('cli.doctor.needsDsh') }];
 }
+
+/** The profiles of a dsh home (folders under `profiles/` with a package.json), sorted. */
+function existingProfiles(dshHomeDir: string): string[] {
+  try {
+    return readdirSync(path.join(dshHomeDir, 'profiles'), { withFileTypes: true })
+      .filter((e) => e.isDirectory() && e.name !== 'node_modules' && existsSync(path.join(dshHomeDir, 'profiles', e.name, 'package.json')))
+      .map((e) => e.name)
+      .sort();
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Only when dsh says the profile does not exist (it makes its templates, web and headless, by itself): says so, names
+ * the profiles that do, and prints how to make this one (the sdk profile's own recipe for `sdk`).
+ */
+export const profileCheck: DoctorCheck = async (ctx) => {
+  const { t } = ctx.text;
+  const probe = await ctx.dsh();
+  if (!probe.bin || !probe.version || !probe.missingProfile) return [];
+  const existing = existingProfiles(ctx.dshHomeDir);
+  const profile = safeText(ctx.profile);
+  const detail = t(existing.length > 0 ? 'cli.doctor.profile.missing' : 'cli.doctor.profile.missingNone', { profile, home: ctx.dshHome, existing: existing.join(', ') });
+  const create = ctx.profile === 'sdk' ? [t('cli.doctor.profile.createSdk'), ...sdkCreateCommands(ctx.dshHome), ...bundleInstallCommands('sdk')] : [t('cli.doctor.profile.create', { profile }), ...bundleInstallCommands(ctx.profile)];
+  const other = ctx.profile !== 'sdk' && existing.length > 0 ? [t('cli.doctor.profile.useExisting'), ...existing.map((p) => `dida-todo doctor --profile ${p}`)] : [];
+  return [{ id: 'profile', status: 'fail', title: t('cli.doctor.title.profile'), detail, fix: [...other, ...create] }];
+};
 
 export const dshRuntimeCheck: DoctorCheck = async (ctx) => {
   const { t } = ctx.text;
@@ -145,17 +188,16 @@ export const bundleCheck: DoctorCheck = async (ctx) => {
   if (skipped) return skipped;
   if (!probe.rows) return [{ id: 'bundle', status: 'skip', title, detail: t('cli.doctor.dump.failed', { profile: ctx.profile, error: safeText(probe.error ?? '') }) }];
   const row = probe.rows.find((r) => r.id === 'dida-todo');
-  if (!row) return [{ id: 'bundle', status: 'fail', title, detail: t('cli.doctor.bundle.missing', { profile: ctx.profile }), fix: [INSTALL.dshPluginAdd(ctx.profile)] }];
+  if (!row) return [{ id: 'bundle', status: 'fail', title, detail: t('cli.doctor.bundle.missing', { profile: ctx.profile }), fix: bundleInstallCommands(ctx.profile) }];
   if (row.disabled === true) return [{ id: 'bundle', status: 'fail', title, detail: t('cli.doctor.bundle.disabled', { profile: ctx.profile, source: safeText(row.source ?? '') }) }];
-  const home = ctx.env.DSH_HOME?.trim() || path.join(ctx.env.HOME || '~', '.dsh');
   let installed: string | undefined;
   try {
-    installed = (JSON.parse(readFileSync(path.join(home, 'profiles', ctx.profile, 'node_modules', 'dida-todo', 'package.json'), 'utf8')) as { version?: string }).version;
+    installed = (JSON.parse(readFileSync(path.join(ctx.dshHomeDir, 'profiles', ctx.profile, 'node_modules', 'dida-todo', 'package.json'), 'utf8')) as { version?: string }).version;
   } catch {
     installed = undefined;
   }
   if (installed && installed !== PACKAGE_VERSION) {
-    return [{ id: 'bundle', status: 'warn', title, detail: t('cli.doctor.bundle.otherVersion', { profile: ctx.profile, installed, cli: PACKAGE_VERSION }), fix: [INSTALL.dshPluginAdd(ctx.profile)] }];
+    return [{ id: 'bundle', status: 'warn', title, detail: t('cli.doctor.bundle.otherVersion', { profile: ctx.profile, installed, cli: PACKAGE_VERSION }), fix: bundleInstallCommands(ctx.profile) }];
   }
   return [{ id: 'bundle', status: 'ok', title, detail: t('cli.doctor.bundle.ok', { profile: ctx.profile, version: installed ?? '?' }) }];
 };
@@ -208,6 +250,12 @@ export const tokenCheck: DoctorCheck = async (ctx) => {
   return [{ id: 'token', status: 'fail', title, detail: failure?.message ?? '', fix }];
 };
 
+/** The home folder or the file system's root: a place to start from, not a project to bind. */
+function notAProject(dir: string, home: string | undefined): boolean {
+  const resolved = path.resolve(dir);
+  return resolved === path.parse(resolved).root || (home !== undefined && home !== '' && resolved === path.resolve(home));
+}
+
 export const bindingCheck: DoctorCheck = async (ctx) => {
   const { t } = ctx.text;
   const title = t('cli.doctor.title.binding');
@@ -215,6 +263,7 @@ export const bindingCheck: DoctorCheck = async (ctx) => {
   if (!config) return [{ id: 'binding', status: 'skip', title, detail: t('cli.doctor.token.needsConfig') }];
   const binding = findBinding(config, ctx.dir);
   if (!binding) {
+    if (notAProject(ctx.dir, ctx.env.HOME)) return [{ id: 'binding', status: 'fail', title, detail: t('cli.doctor.binding.notProject', { dir: ctx.dir }), fix: [t('cli.doctor.binding.fixCd')] }];
     return [{ id: 'binding', status: 'fail', title, detail: t('cli.doctor.binding.none', { dir: ctx.dir }), fix: [t('cli.doctor.binding.fix', { dir: ctx.dir })] }];
   }
   const label = safeText(binding.label ?? binding.projectId);
@@ -233,4 +282,4 @@ export const bindingCheck: DoctorCheck = async (ctx) => {
  * Every check, in report order. `dida-todo doctor --live` adds one more here (a check that awaits
  * `ctx.connection()` and runs the live probe with its gateway); nothing else changes.
  */
-export const DOCTOR_CHECKS: readonly DoctorCheck[] = [nodeCheck, dshCheck, dshRuntimeCheck, overlayCheck, bundleCheck, configCheck, tokenCheck, bindingCheck];
+export const DOCTOR_CHECKS: readonly DoctorCheck[] = [nodeCheck, dshCheck, dshRuntimeCheck, profileCheck, overlayCheck, bundleCheck, sdkProfileCheck, configCheck, tokenCheck, bindingCheck];

@@ -42,6 +42,8 @@ export interface DoctorContext {
   profile: string;
   /** `$DSH_HOME`, else `~/.dsh`, as the person would type it. */
   dshHome: string;
+  /** The same folder as a real path (`$HOME/.dsh` expanded). */
+  dshHomeDir: string;
   paths: DidaTodoPaths;
   config(): Promise<{ config?: DidaTodoConfig; error?: unknown }>;
   dsh(): Promise<DshProbe>;

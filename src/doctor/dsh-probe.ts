@@ -19,14 +19,18 @@ export interface DshProbe {
   pnpmVersion?: string | null;
   /** The profile's composed rows, when --dump-config worked. */
   rows?: ProbeRow[];
-  /** Why --version or --dump-config failed (the last stderr line). */
+  /** Why --version or --dump-config failed: dsh's own error message (not a stack frame). */
   error?: string;
+  /** Set when dsh said the profile does not exist (it creates only its templates, web and headless, by itself). */
+  missingProfile?: boolean;
 }
 
 export interface ProbeRow {
   id: string;
   name?: string;
   disabled?: boolean | string;
+  /** The row's `inject` list, when it has one. */
+  inject?: string[];
   /** The `# == …` source comment above the row (bundle layers and patch files). */
   source?: string;
 }
@@ -90,6 +94,7 @@ export function parseDumpRows(yaml: string): ProbeRow[] {
   const rows: ProbeRow[] = [];
   let source: string | undefined;
   let row: ProbeRow | undefined;
+  let inList = false;
   for (const line of yaml.split('\n')) {
     const comment = /^# == (.*)$/.exec(line);
     if (comment) {
@@ -100,9 +105,24 @@ export function parseDumpRows(yaml: string): ProbeRow[] {
     if (start) {
       row = { id: start[1] as string, ...(source ? { source } : {}) };
       rows.push(row);
+      inList = false;
       continue;
     }
-    if (!row || !/^ {2}\S/.test(line)) continue;
+    if (!row) continue;
+    const item = /^ {4}- *['"]?([^'"\s]+)['"]?\s*$/.exec(line);
+    if (item && inList) {
+      (row.inject ??= []).push(item[1] as string);
+      continue;
+    }
+    if (!/^ {2}\S/.test(line)) continue;
+    inList = false;
+    const inject = /^ {2}inject:(.*)$/.exec(line);
+    if (inject) {
+      const inline = (inject[1] as string).trim();
+      if (inline === '') inList = true;
+      else row.inject = inline.replace(/^\[|\]$/g, '').split(',').map((v) => v.trim().replace(/^['"]|['"]$/g, '')).filter(Boolean);
+      continue;
+    }
     const name = /^ {2}name: *['"]?([^'"]+)['"]?\s*$/.exec(line);
     if (name) row.name = name[1] as string;
     const disabled = /^ {2}disabled: *(.+?)\s*$/.exec(line);
@@ -119,7 +139,7 @@ export async function probeDsh(env: NodeJS.ProcessEnv, profile: string, timeoutM
   const childEnv: NodeJS.ProcessEnv = { ...env, DSH_TELEMETRY_DISABLED: '1' };
   const version = await run(bin, ['--version'], childEnv, timeoutMs);
   if (version.code === 0) probe.version = version.stdout.trim().split('\n').pop()?.trim();
-  else probe.error = lastLine(version.stderr);
+  else probe.error = errorLine(version.stderr);
 
   const dir = await mkdtemp(path.join(os.tmpdir(), 'dida-todo-doctor-'));
   try {
@@ -139,11 +159,30 @@ export async function probeDsh(env: NodeJS.ProcessEnv, profile: string, timeoutM
       }
     }
     if (dump.code === 0) probe.rows = parseDumpRows(dump.stdout);
-    else probe.error ??= lastLine(dump.stderr.split('\n').filter((l) => !l.startsWith(MARK)).join('\n'));
+    else {
+      const stderr = dump.stderr.split('\n').filter((l) => !l.startsWith(MARK)).join('\n');
+      probe.error ??= errorLine(stderr);
+      if (/\bprofile "[^"]*" does not exist\b/.test(stderr)) probe.missingProfile = true;
+    }
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
   return probe;
+}
+
+/**
+ * The line of a failed run's stderr that says what went wrong: the thrown error's message (`Error: dsh: …`, without the
+ * `Error: ` prefix) or a `dsh: …` line; else the last line. A Node stack trace ends with `at …` frames and the Node
+ * version, which say nothing to the person.
+ */
+export function errorLine(text: string): string {
+  const lines = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
+  const thrown = lines.find((l) => /^(?:[A-Z]\w*)?Error(?: \[[A-Z_]+\])?: /.test(l));
+  if (thrown) return thrown.replace(/^(?:[A-Z]\w*)?Error(?: \[[A-Z_]+\])?: /, '');
+  return lines.find((l) => l.startsWith('dsh: ')) ?? lastLine(text);
 }
 
 function lastLine(text: string): string {

@@ -1,4 +1,6 @@
 // Runs the doctor's checks concurrently over one shared context and keeps the results in report order.
+import os from 'node:os';
+import path from 'node:path';
 import { describeFailure } from '../cli/cli-output';
 import { endpointFrom, findToken, quickGateway, type CliContext, type GlobalOptions } from '../cli/cli-runtime';
 import type { DidaTodoConfig } from '../store/config-store';
@@ -53,7 +55,8 @@ export function doctorContext(setup: DoctorSetup): { ctx: DoctorContext; close()
     }
   });
   const dshHome = cli.env.DSH_HOME?.trim() ? cli.env.DSH_HOME.trim() : '~/.dsh';
-  const ctx: DoctorContext = { text: cli.text, env: cli.env, dir: setup.dir, profile: setup.profile, dshHome, paths: runtime.paths, config, dsh, connection };
+  const dshHomeDir = cli.env.DSH_HOME?.trim() || path.join(cli.env.HOME || os.homedir(), '.dsh');
+  const ctx: DoctorContext = { text: cli.text, env: cli.env, dir: setup.dir, profile: setup.profile, dshHome, dshHomeDir, paths: runtime.paths, config, dsh, connection };
   return {
     ctx,
     close: async () => {

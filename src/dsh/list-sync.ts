@@ -27,7 +27,9 @@ export class ListSync {
     if (origin === 'session' && track.turnSyncStarted) return;
     const sync = this.deps.engine().then((engine) => engine.sync(binding.projectId));
     inBackground(track, sync, this.deps.log, 'syncing the bound Dida list (will retry later)');
-    if (origin === 'session') track.sessionSync = { promise: sync, startedAt: now };
+    // A person's message that came before the binding was known (the sdk profile creates the session with its first
+    // prompt) could not start its turn's read: this read is that turn's, and no later turn may reuse it.
+    if (origin === 'session' && track.humanAt === undefined) track.sessionSync = { promise: sync, startedAt: now };
     else {
       track.syncing = sync;
       track.turnSyncStarted = true;

@@ -15,6 +15,10 @@ export interface FakeDshOptions {
   bundleRow?: boolean;
   /** Put a `pnpm` next to it (printing this version). */
   pnpm?: string;
+  /** More `--dump-config` lines after the rows above (e.g. the sdk profile's rows). */
+  extraRows?: string[];
+  /** Profiles `--dump-config` fails for as rc.8 does for a profile that does not exist (a stack trace on stderr, exit 1). */
+  missingProfiles?: string[];
 }
 
 /** Creates the fake under `dir`; returns the folder to put first on PATH. */
@@ -36,12 +40,29 @@ export async function makeFakeDsh(dir: string, options: FakeDshOptions = {}): Pr
     '    root: []',
     `  disabled: ${options.hmrDisabled ? 'true' : 'false'}`,
     ...(options.bundleRow ? ['# == dida-todo', '- id: dida-todo', '  name: dida-todo', '  config:', '    locale: zh', '    trustedHosts: !!js ctx.webStartup.trustedHosts'] : []),
+    ...(options.extraRows ?? []),
     '',
   ];
+  const stack = (profile: string) =>
+    [
+      'file:///x/node_modules/@deepseek-ai/dsh-app-boot/lib/index.js:543',
+      `\t\tif (template === void 0) throw new Error(\`\${binName}: profile \${JSON.stringify(name)} does not exist; create it with 'dsh plugin --profile \${name} add <package>'\`);`,
+      '\t\t                               ^',
+      '',
+      `Error: dsh: profile ${JSON.stringify(profile)} does not exist; create it with 'dsh plugin --profile ${profile} add <package>'`,
+      '    at loadProfile (file:///x/node_modules/@deepseek-ai/dsh-app-boot/lib/index.js:543:34)',
+      '    at process.processTicksAndRejections (node:internal/process/task_queues:104:5)',
+      '',
+      'Node.js v24.22.3',
+      '',
+    ].join('\n');
   const script = [
     ...(options.nodeVersion ? [`Object.defineProperty(process, 'version', { value: ${JSON.stringify(options.nodeVersion)} });`] : []),
     'const args = process.argv.slice(2);',
     `if (args.includes('--version')) { console.log(${JSON.stringify(options.version ?? '0.1.0-rc.8')}); process.exit(0); }`,
+    `const missing = ${JSON.stringify(Object.fromEntries((options.missingProfiles ?? []).map((p) => [p, stack(p)])))};`,
+    "const profile = args[args.indexOf('--profile') + 1];",
+    "if (args.includes('--dump-config') && missing[profile] !== undefined) { process.stderr.write(missing[profile]); process.exit(1); }",
     `if (args.includes('--dump-config')) { process.stdout.write(${JSON.stringify(rows.join('\n'))}); process.exit(0); }`,
     "console.error('fake dsh: unsupported'); process.exit(2);",
   ].join('\n');

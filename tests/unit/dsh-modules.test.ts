@@ -339,6 +339,28 @@ describe('ListSync', () => {
     expect(h.engine.sync).toHaveBeenCalledTimes(2);
   });
 
+  it('a read that starts once the binding is known, after a person already wrote, is their turn\'s: the next message reads again', async () => {
+    const h = createHarness();
+    const { track } = boundTrack(h);
+    const binding = track.binding;
+    const sync = new ListSync(h.deps);
+    // The first prompt arrives before config.yaml is read (no binding yet): its turn cannot read.
+    track.binding = undefined;
+    track.humanAt = h.clock.now();
+    sync.start(track, 'turn');
+    track.binding = binding;
+    sync.start(track, 'session');
+    await flush();
+    expect(h.engine.sync).toHaveBeenCalledTimes(1);
+    expect(track.sessionSync).toBeUndefined();
+    expect(track.syncing).toBeDefined();
+    // The person's next message, a second later, reads the list again (it may have changed since).
+    await h.clock.advance(1_000);
+    sync.start(track, 'turn');
+    await flush();
+    expect(h.engine.sync).toHaveBeenCalledTimes(2);
+  });
+
   it('a stale session read is not reused', async () => {
     const h = createHarness();
     const { track } = boundTrack(h);

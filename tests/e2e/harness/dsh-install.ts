@@ -18,6 +18,10 @@ export interface DshInstall {
   cacheDir: string;
   /** Installed `@deepseek-ai/dsh` version, `0.1.0-rc.8`. */
   version: string;
+  /** The sdk profile's files (written into a profile before `dsh plugin` creates it) and the packages added to it. */
+  sdk: { workspaceYaml: string; patchYml: string; packages: string[] };
+  /** The same for the acp profile. */
+  acp: { workspaceYaml: string; patchYml: string; packages: string[] };
 }
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
