@@ -7,7 +7,8 @@ import { describeIssues } from '../common/schema-issues';
 import { readFileIfExists, writeFileAtomic } from './atomic-file';
 import { withLock, type LockContext, type LockOptions } from './file-lock';
 import { displayPath } from './paths';
-import { parseVersioned, StateError, type CorruptStateInfo, type StateReadResult } from './state-store';
+import { parseVersioned, type CorruptStateInfo, type StateReadResult } from './state-store';
+import { StateShape, type FileId, type Json, type Loaded } from './state-shape';
 
 export interface LoggedStateStoreOptions<T extends object> {
   /** The snapshot file, e.g. `resolvePaths().stateFile`; the log is `<file>.log` beside it. */
@@ -29,26 +30,7 @@ export interface LoggedStateStoreOptions<T extends object> {
   compactAtBytes?: number;
 }
 
-type Json = Record<string, unknown>;
 
-interface FileId {
-  ino: number;
-  size: number;
-  mtimeMs: number;
-}
-
-/** The state as last read or written by this process, with each entry's serialized form (to tell what changed). */
-interface Loaded {
-  sections: Map<string, unknown>;
-  sectionJson: Map<string, string>;
-  collections: Map<string, Map<string, unknown>>;
-  entryJson: Map<string, Map<string, string>>;
-  snapshot: FileId | undefined;
-  logIno: number | undefined;
-  /** Bytes of the log folded in (up to the last complete line). */
-  logOffset: number;
-  gen: number;
-}
 
 /** Thrown when the state lock was lost while this process was paused: nothing was written; the update is redone. */
 class StateLockLostError extends Error {
@@ -86,7 +68,10 @@ export class LoggedStateStore<T extends object> {
   private loaded: Loaded | undefined;
   private readonly logFile: string;
 
+  private readonly shape: StateShape<T>;
+
   constructor(private readonly options: LoggedStateStoreOptions<T>) {
+    this.shape = new StateShape(options);
     this.logFile = `${options.file}.log`;
   }
 
@@ -101,7 +86,7 @@ export class LoggedStateStore<T extends object> {
   async readResult(): Promise<StateReadResult<T>> {
     try {
       const loaded = await this.refresh();
-      return { value: this.view(loaded).value, exists: loaded.snapshot !== undefined || loaded.logIno !== undefined };
+      return { value: this.shape.view(loaded).value, exists: loaded.snapshot !== undefined || loaded.logIno !== undefined };
     } catch (error) {
       if (!(error instanceof CorruptSnapshot)) throw error;
       return this.withStateLock(async () => this.quarantined(error.problem));
@@ -112,7 +97,7 @@ export class LoggedStateStore<T extends object> {
   async peek(): Promise<{ value?: T; exists: boolean; problem?: string }> {
     try {
       const loaded = await this.refresh();
-      return { value: this.view(loaded).value, exists: loaded.snapshot !== undefined || loaded.logIno !== undefined };
+      return { value: this.shape.view(loaded).value, exists: loaded.snapshot !== undefined || loaded.logIno !== undefined };
     } catch (error) {
       if (error instanceof CorruptSnapshot) return { exists: true, problem: error.problem };
       throw error;
@@ -144,21 +129,21 @@ export class LoggedStateStore<T extends object> {
       await this.quarantined(error.problem);
       loaded = await this.refresh();
     }
-    const view = this.view(loaded);
+    const view = this.shape.view(loaded);
     const returned = await fn(view.value);
-    const lines = returned === undefined || returned === view.value ? this.changesOf(view, loaded) : this.replacementOf(returned as Json, loaded);
-    if (lines.length === 0) return this.view(loaded).value;
+    const lines = returned === undefined || returned === view.value ? this.shape.changesOf(view, loaded) : this.shape.replacementOf(returned as Json, loaded);
+    if (lines.length === 0) return this.shape.view(loaded).value;
     if (!lock.stillHeld()) throw new StateLockLostError(this.options.file);
     if (loaded.snapshot === undefined || loaded.logIno === undefined) {
       // No snapshot or no log yet (a new or a version 1 state): the first write makes both, with this change in it.
-      this.apply(loaded, lines);
+      this.shape.apply(loaded, lines);
       await this.compact(loaded, lock);
     } else {
       this.appendLines(loaded, lines.map((l) => l.text));
-      this.apply(loaded, lines);
+      this.shape.apply(loaded, lines);
       if (loaded.logOffset > (this.options.compactAtBytes ?? 512 * 1024)) await this.compact(loaded, lock);
     }
-    return this.view(loaded).value;
+    return this.shape.view(loaded).value;
   }
 
   private withStateLock<R>(fn: (lock: LockContext) => Promise<R>): Promise<R> {
@@ -309,109 +294,6 @@ export class LoggedStateStore<T extends object> {
     return { data: parsed.value as Json, gen: typeof gen === 'number' ? gen : 0 };
   }
 
-  // ---- views and changes ---------------------------------------------------------------------------------------
-
-  /** A copy-on-access view: sections are copied, collection entries are copied when first touched. */
-  private view(loaded: Loaded): View<T> {
-    const value: Json = {};
-    const tracked = new Map<string, Tracked>();
-    for (const [name, section] of loaded.sections) value[name] = structuredClone(section);
-    for (const [name, entries] of loaded.collections) {
-      const t: Tracked = { accessed: new Map(), written: new Map(), deleted: new Set() };
-      tracked.set(name, t);
-      value[name] = lazyRecord(entries, t);
-    }
-    return { value: value as unknown as T, tracked };
-  }
-
-  /** The log lines for what `fn` changed in a view. */
-  private changesOf(view: View<T>, loaded: Loaded): Line[] {
-    const lines: Line[] = [];
-    const value = view.value as Json;
-    for (const [name, json] of loaded.sectionJson) {
-      const now = value[name];
-      const parsed = this.checkSection(name, now);
-      const text = JSON.stringify(parsed);
-      if (text !== json) lines.push({ kind: 'section', name, value: parsed, text: JSON.stringify({ s: name, v: parsed }) });
-    }
-    for (const name of Object.keys(this.options.sections)) {
-      if (loaded.sectionJson.has(name) || value[name] === undefined) continue;
-      const parsed = this.checkSection(name, value[name]);
-      lines.push({ kind: 'section', name, value: parsed, text: JSON.stringify({ s: name, v: parsed }) });
-    }
-    for (const [name, t] of view.tracked) {
-      const known = loaded.entryJson.get(name) as Map<string, string>;
-      const candidates = new Map<string, unknown>([...t.accessed, ...t.written]);
-      for (const [key, entry] of candidates) {
-        if (t.deleted.has(key)) continue;
-        const parsed = this.checkEntry(name, key, entry);
-        const text = JSON.stringify(parsed);
-        if (text !== known.get(key)) lines.push({ kind: 'entry', name, key, value: parsed, text: JSON.stringify({ c: name, k: key, v: parsed }) });
-      }
-      for (const key of t.deleted) if (known.has(key)) lines.push({ kind: 'delete', name, key, text: JSON.stringify({ c: name, k: key, d: 1 }) });
-    }
-    return lines;
-  }
-
-  /** The log lines that turn the held state into `next` (a whole new value returned by `fn`). */
-  private replacementOf(next: Json, loaded: Loaded): Line[] {
-    const checked = this.options.schema.safeParse(next, { reportInput: true });
-    if (!checked.success) throw this.invalid(describeIssues(checked.error.issues));
-    const data = checked.data as Json;
-    const lines: Line[] = [];
-    for (const name of Object.keys(this.options.sections)) {
-      const text = JSON.stringify(data[name]);
-      if (text !== loaded.sectionJson.get(name)) lines.push({ kind: 'section', name, value: data[name], text: JSON.stringify({ s: name, v: data[name] }) });
-    }
-    for (const name of Object.keys(this.options.collections)) {
-      const entries = (data[name] ?? {}) as Json;
-      const known = loaded.entryJson.get(name) as Map<string, string>;
-      for (const [key, entry] of Object.entries(entries)) {
-        const text = JSON.stringify(entry);
-        if (text !== known.get(key)) lines.push({ kind: 'entry', name, key, value: entry, text: JSON.stringify({ c: name, k: key, v: entry }) });
-      }
-      for (const key of known.keys()) if (!(key in entries)) lines.push({ kind: 'delete', name, key, text: JSON.stringify({ c: name, k: key, d: 1 }) });
-    }
-    return lines;
-  }
-
-  private checkSection(name: string, value: unknown): unknown {
-    const schema = this.options.sections[name];
-    if (!schema) throw this.invalid(`at ${name}: not part of the state`);
-    const parsed = schema.safeParse(value, { reportInput: true });
-    if (!parsed.success) throw this.invalid(`at ${name}: ${describeIssues(parsed.error.issues)}`);
-    return parsed.data;
-  }
-
-  private checkEntry(name: string, key: string, value: unknown): unknown {
-    const parsed = (this.options.collections[name] as z.ZodMiniType).safeParse(value, { reportInput: true });
-    if (!parsed.success) throw this.invalid(`at ${name}.${key}: ${describeIssues(parsed.error.issues)}`);
-    return parsed.data;
-  }
-
-  private invalid(problem: string): StateError {
-    return new StateError(
-      'state_invalid_update',
-      this.options.file,
-      `Refusing to write ${displayPath(this.options.file)}: the new state is invalid ${problem}. This is a dida-todo bug; the file was left unchanged.`,
-    );
-  }
-
-  private apply(loaded: Loaded, lines: readonly Line[]): void {
-    for (const line of lines) {
-      if (line.kind === 'section') {
-        loaded.sections.set(line.name, line.value);
-        loaded.sectionJson.set(line.name, JSON.stringify(line.value));
-      } else if (line.kind === 'entry') {
-        loaded.collections.get(line.name)?.set(line.key, line.value);
-        loaded.entryJson.get(line.name)?.set(line.key, JSON.stringify(line.value));
-      } else {
-        loaded.collections.get(line.name)?.delete(line.key);
-        loaded.entryJson.get(line.name)?.delete(line.key);
-      }
-    }
-  }
-
   // ---- writing ---------------------------------------------------------------------------------------------------
 
   /** Appends lines to the log with one fsync; a torn tail a dead writer left is cut first. */
@@ -497,53 +379,4 @@ class CorruptSnapshot extends Error {
   constructor(readonly problem: string) {
     super(problem);
   }
-}
-
-interface Tracked {
-  accessed: Map<string, unknown>;
-  written: Map<string, unknown>;
-  deleted: Set<string>;
-}
-
-interface View<T> {
-  value: T;
-  tracked: Map<string, Tracked>;
-}
-
-type Line =
-  | { kind: 'section'; name: string; value: unknown; text: string }
-  | { kind: 'entry'; name: string; key: string; value: unknown; text: string }
-  | { kind: 'delete'; name: string; key: string; text: string };
-
-/** A record over `entries` that copies an entry the first time it is read and records writes and deletions. */
-function lazyRecord(entries: Map<string, unknown>, t: Tracked): Record<string, unknown> {
-  const present = (key: string) => !t.deleted.has(key) && (t.written.has(key) || entries.has(key));
-  const get = (key: string): unknown => {
-    if (t.deleted.has(key)) return undefined;
-    if (t.written.has(key)) return t.written.get(key);
-    if (t.accessed.has(key)) return t.accessed.get(key);
-    if (!entries.has(key)) return undefined;
-    const copy = structuredClone(entries.get(key));
-    t.accessed.set(key, copy);
-    return copy;
-  };
-  return new Proxy({} as Record<string, unknown>, {
-    get: (_target, key) => (typeof key === 'string' ? get(key) : undefined),
-    set: (_target, key, value) => {
-      if (typeof key !== 'string') return false;
-      t.deleted.delete(key);
-      t.written.set(key, value);
-      return true;
-    },
-    deleteProperty: (_target, key) => {
-      if (typeof key !== 'string') return true;
-      t.written.delete(key);
-      t.accessed.delete(key);
-      t.deleted.add(key);
-      return true;
-    },
-    has: (_target, key) => typeof key === 'string' && present(key),
-    ownKeys: () => [...new Set([...entries.keys(), ...t.written.keys()])].filter((k) => !t.deleted.has(k)),
-    getOwnPropertyDescriptor: (_target, key) => (typeof key === 'string' && present(key) ? { value: get(key), writable: true, enumerable: true, configurable: true } : undefined),
-  });
 }
