@@ -1,6 +1,8 @@
 // The simulator's in-memory model of one Dida account: projects, tasks, comments, and every operation on them.
 import { formatDidaDate, formatDidaDateMillis } from '../dida/dida-date';
 import type { ChecklistItem, Project, Task } from '../dida/types';
+import { SimComments } from './sim-comments';
+import { projectFields } from './sim-project-fields';
 import { loadStateFile, saveStateFile, type SimComment, type SimStateData, type StoredComment } from './sim-store';
 import { buildItems, dropUndatedRepeat, kindFor, nextOccurrence, UPDATABLE_STATUSES, validateTaskBody, writableFields, type SimQuirks } from './sim-task-ops';
 import { badRequest, clone, didaError, MAX_PAGE, newEtag, newId, notFound, SimEmptyAnswer, SORT_STEP, type JsonObject } from './sim-util';
@@ -16,8 +18,6 @@ export interface SimStateOptions {
 
 export const DEFAULT_USER_ID = 114433221100;
 
-const VIEW_MODES = new Set(['list', 'kanban', 'timeline']);
-const PROJECT_KINDS = new Set(['TASK', 'NOTE']);
 
 export class SimState {
   readonly userId: number;
@@ -30,20 +30,21 @@ export class SimState {
   private readonly tasks = new Map<string, Task>();
   /** Tasks deleted with `DELETE …` (they carry `deleted: 1`); their comments stay in `comments`. */
   private readonly trash = new Map<string, Task>();
-  private readonly comments = new Map<string, StoredComment[]>();
+  private readonly notes: SimComments;
 
   constructor(options: SimStateOptions) {
     this.timeZone = options.timeZone;
     this.quirks = options.quirks;
     this.now = options.now;
     this.dataFile = options.dataFile;
+    this.notes = new SimComments(this.quirks, () => this.stampMillis(), () => this.persist());
     const loaded = options.dataFile ? loadStateFile(options.dataFile) : undefined;
     this.userId = options.userId ?? loaded?.userId ?? DEFAULT_USER_ID;
     if (loaded) {
       for (const p of loaded.projects) this.projects.set(p.id, p as Project);
       for (const t of loaded.tasks) this.tasks.set(t.id, t as Task);
       for (const t of loaded.deletedTasks ?? []) this.trash.set(t.id, t as Task);
-      for (const c of [...loaded.comments, ...loaded.deletedComments]) this.commentsOf(c.taskId).push(c as StoredComment);
+      this.notes.load([...loaded.comments, ...loaded.deletedComments] as StoredComment[]);
     }
   }
 
@@ -72,9 +73,9 @@ export class SimState {
       timeZone: this.timeZone,
       projects: [...this.projects.values()],
       tasks: [...this.tasks.values()],
-      comments: [...this.comments.entries()].filter(([tid]) => !this.trash.has(tid)).flatMap(([, list]) => list),
+      comments: this.notes.stored((tid) => !this.trash.has(tid)),
       deletedTasks: [...this.trash.values()],
-      deletedComments: [...this.comments.entries()].filter(([tid]) => this.trash.has(tid)).flatMap(([, list]) => list),
+      deletedComments: this.notes.stored((tid) => this.trash.has(tid)),
     });
   }
 
@@ -133,7 +134,7 @@ export class SimState {
       for (const task of [...map.values()]) {
         if (task.projectId === pid) {
           map.delete(task.id);
-          this.comments.delete(task.id);
+          this.notes.forget(task.id);
         }
       }
     }
@@ -361,84 +362,29 @@ export class SimState {
     return clone(next);
   }
 
-  // ---- comments -------------------------------------------------------------------------------------------
+  // ---- comments (kept by SimComments; a deleted task answers by the `deletedTaskRead` quirk) ------------------------
 
-  private commentsOf(tid: string): StoredComment[] {
-    let list = this.comments.get(tid);
-    if (!list) this.comments.set(tid, (list = []));
-    return list;
-  }
-
-  /**
-   * `GET …/comments`: one page in the `commentOrder` quirk's order, from `offset`, at most `limit` comments and
-   * never more than `commentPageSize` (no params: the first page). A deleted task answers by `deletedTaskRead`.
-   */
+  /** `GET …/comments`: one page (see SimComments.page). */
   listComments(pid: string, tid: string, page: { offset?: number | undefined; limit?: number | undefined } = {}): SimComment[] {
-    const { task } = this.apiTask(pid, tid);
-    const all = [...(this.comments.get(task.id) ?? [])];
-    if (this.quirks.commentOrder === 'newest-first') all.reverse();
-    const size = Math.min(page.limit ?? this.quirks.commentPageSize, this.quirks.commentPageSize);
-    const offset = page.offset ?? 0;
-    return all.slice(offset, offset + Math.max(0, size)).map(wireComment);
+    return this.notes.page(this.apiTask(pid, tid).task.id, page);
   }
 
   /** Every comment of a task (deleted or not) in creation order, not paged. */
   allComments(tid: string): SimComment[] {
-    return (this.comments.get(tid) ?? []).map(wireComment);
+    return this.notes.all(tid);
   }
 
   /** `POST …/comment`: a deleted task answers by `deletedTaskRead` (`readable`: the comment is added to it). */
   addApiComment(pid: string, tid: string, text: unknown): SimComment {
-    return this.storeComment(this.apiTask(pid, tid).task, text, this.userId);
+    return this.notes.add(this.apiTask(pid, tid).task, text, this.userId);
   }
 
   /** A comment written in the Dida app (any author); the task must exist and not be deleted. */
   addComment(pid: string, tid: string, text: unknown, userId: number = this.userId): SimComment {
-    return this.storeComment(this.taskIn(pid, tid), text, userId);
-  }
-
-  private storeComment(task: Task, text: unknown, userId: number): SimComment {
-    if (typeof text !== 'string' || text.trim() === '') throw badRequest('title is required');
-    const stamp = this.stampMillis();
-    const comment: StoredComment = { id: newId(), title: text, userId, createdTime: stamp, modifiedTime: stamp, taskId: task.id, projectId: task.projectId };
-    this.commentsOf(task.id).push(comment);
-    this.persist();
-    return wireComment(comment);
+    return this.notes.add(this.taskIn(pid, tid), text, userId);
   }
 
   deleteComment(pid: string, tid: string, cid: string): void {
-    const { task } = this.apiTask(pid, tid);
-    const list = this.comments.get(task.id) ?? [];
-    const index = list.findIndex((c) => c.id === cid);
-    if (index < 0) throw notFound(`comment ${cid} not found`, 'comment_not_found');
-    list.splice(index, 1);
-    this.persist();
+    this.notes.remove(this.apiTask(pid, tid).task.id, cid);
   }
-}
-
-function wireComment(stored: StoredComment): SimComment {
-  const { taskId: _t, projectId: _p, ...wire } = stored;
-  return clone(wire);
-}
-
-function projectFields(body: JsonObject): Partial<Project> {
-  const out: Partial<Project> = {};
-  if ('color' in body) {
-    if (body.color !== null && typeof body.color !== 'string') throw badRequest('color must be a string');
-    out.color = body.color as string | null;
-  }
-  if ('viewMode' in body && body.viewMode !== null) {
-    if (typeof body.viewMode !== 'string' || !VIEW_MODES.has(body.viewMode)) throw badRequest('viewMode must be list, kanban or timeline');
-    out.viewMode = body.viewMode;
-  }
-  if ('kind' in body && body.kind !== null) {
-    const kind = typeof body.kind === 'string' ? body.kind.toUpperCase() : '';
-    if (!PROJECT_KINDS.has(kind)) throw badRequest('kind must be TASK or NOTE');
-    out.kind = kind;
-  }
-  if ('sortOrder' in body && body.sortOrder !== null) {
-    if (typeof body.sortOrder !== 'number') throw badRequest('sortOrder must be a number');
-    out.sortOrder = body.sortOrder;
-  }
-  return out;
 }
