@@ -3,7 +3,7 @@
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ENGINE_STATE_SECTIONS, ENGINE_STATE_VERSION, EngineStateSchema, WorkRecordSchema, emptyEngineState, type EngineState, type WorkRecord } from '../../src/core/work-state';
+import { ENGINE_STATE_SECTIONS, ENGINE_STATE_VERSION, EngineStateSchema, WorkRecordSchema, emptyEngineState, type EngineState, type WorkRecord } from '../../src/core/work/work-state';
 import { LoggedStateStore } from '../../src/store/logged-state-store';
 import { StateStore } from '../../src/store/state-store';
 import { bytes, int, log, ms, runSuite, type BenchTable } from '../lib/harness';

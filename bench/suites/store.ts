@@ -5,7 +5,7 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { ENGINE_STATE_VERSION, EngineStateSchema, emptyEngineState, type EngineState, type StepRecord, type WorkRecord } from '../../src/core/work-state';
+import { ENGINE_STATE_VERSION, EngineStateSchema, emptyEngineState, type EngineState, type StepRecord, type WorkRecord } from '../../src/core/work/work-state';
 import { withLock } from '../../src/store/file-lock';
 import { StateStore } from '../../src/store/state-store';
 import { bytes, int, log, ms, runSuite, type BenchTable } from '../lib/harness';

@@ -1,7 +1,7 @@
 // The language of the `dida-todo` command: its catalogs (locale/cli.zh.json, locale/cli.en.json) and how it is chosen.
 import en from '../../locale/cli.en.json';
 import zh from '../../locale/cli.zh.json';
-import { fillTemplate, keyDifferences } from '../core/locale';
+import { fillTemplate, keyDifferences } from '../core/text/locale';
 
 export type CliLocaleId = 'zh' | 'en';
 export type CliKey = keyof typeof en;

@@ -1,7 +1,7 @@
 // Shared output of the CLI commands: exit codes, one-line failures in the person's language, JSON, colours, progress
 // and token redaction.
 import { isDidaError, type DidaError } from '../dida/dida-error';
-import { isWorkError } from '../core/engine-context';
+import { isWorkError } from '../core/work/engine-context';
 import type { ConfigError } from '../store/config-store';
 import { displayPath } from '../store/paths';
 import { UsageError } from './cli-args';

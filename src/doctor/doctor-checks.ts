@@ -6,7 +6,7 @@ import { configErrorMessage } from '../cli/cli-output';
 import { describeSource } from '../cli/cli-runtime';
 import { PACKAGE_VERSION, repositoryUrl } from '../cli/install-commands';
 import { safeText } from '../cli/terminal-text';
-import { checkList } from '../core/bindings';
+import { checkList } from '../core/queue/bindings';
 import { ConfigError, findBinding } from '../store/config-store';
 import { displayPath } from '../store/paths';
 import type { CheckResult, DoctorCheck, DoctorContext } from './doctor-types';

@@ -1,6 +1,6 @@
 // The live self-test behind `dida-todo doctor --live`: settles, in a scratch list, each Dida behaviour the bundle depends on.
 import { randomBytes } from 'node:crypto';
-import { newMarker } from '../core/own-creates';
+import { newMarker } from '../core/work/own-creates';
 import { isDidaError } from '../dida/dida-error';
 import type { DidaGateway } from '../dida/dida-gateway';
 import type { Project, Task } from '../dida/types';

@@ -1,8 +1,8 @@
 // What every adapter module is given: the dsh context, the row config, engine and stores, clock, log and lifetime.
-import type { ConfigPort } from '../core/bindings';
-import type { StatePort } from '../core/engine-context';
-import type { Locale } from '../core/locale';
-import type { WorkEngine } from '../core/work-engine';
+import type { ConfigPort } from '../core/queue/bindings';
+import type { StatePort } from '../core/work/engine-context';
+import type { Locale } from '../core/text/locale';
+import type { WorkEngine } from '../core/engine/work-engine';
 import type { AgentTracker } from './agent-tracker';
 import type { Clock } from './clock';
 import type { HostContext } from './ports';

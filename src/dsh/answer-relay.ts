@@ -1,7 +1,7 @@
 // Hands the person's answers from Dida to the model: a follow-up into the idle session whose current Work was answered,
 // a note at the next step of a running one, or at the first step of the next turn in a directory bound to that list.
-import { answerNote, answersMayArrive, mayTakeAnswer, returnAnswer, takeAnswers, type TakenAnswer } from '../core/phone-answers';
-import { routeFor } from '../core/route-tags';
+import { answerNote, answersMayArrive, mayTakeAnswer, returnAnswer, takeAnswers, type TakenAnswer } from '../core/phone/phone-answers';
+import { routeFor } from '../core/queue/route-tags';
 import type { DidaTodoConfig } from '../store/config-store';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';

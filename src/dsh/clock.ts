@@ -1,5 +1,5 @@
 // Time as the adapter sees it: now, abortable waits and repeating timers (tests hand in a fake clock).
-import { waitUnlessAborted } from '../core/continuation-policy';
+import { waitUnlessAborted } from '../core/continuation/continuation-policy';
 
 export interface Clock {
   now(): number;

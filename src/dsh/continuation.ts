@@ -1,7 +1,7 @@
 // Automatic continuation after a model error: wait the backoff, then retry the request with a note the retried
 // request itself carries; after the last attempt the current Work waits for the person.
-import { backoffDelayMs, continuationMessage, decideContinuation, unfinishedWork, type SessionWorkFacts } from '../core/continuation-policy';
-import { classifyFailure, type StopVerdict } from '../core/stop-policy';
+import { backoffDelayMs, continuationMessage, decideContinuation, unfinishedWork, type SessionWorkFacts } from '../core/continuation/continuation-policy';
+import { classifyFailure, type StopVerdict } from '../core/continuation/stop-policy';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
 import { optionalServices, personIsWaiting, pluginMessage, type RequestErrorArgs } from './ports';

@@ -2,10 +2,10 @@
 // itself when dsh starts (long-lived profiles), or when the session comes back — once, with the backoff and the
 // counter; a one-shot headless run in the same directory takes the interrupted Work over instead.
 import { processAlive } from '../common/process-alive';
-import { decideRecovery, RECOVERY_MESSAGE, unfinishedWork, type RecoveryDecision, type SessionWorkFacts } from '../core/continuation-policy';
-import { fenceUntrusted, truncateGraphemes, UNTRUSTED_PREAMBLE } from '../core/text-guard';
-import type { EngineState } from '../core/work-state';
-import { recordUsage, usageTarget } from '../core/usage-records';
+import { decideRecovery, RECOVERY_MESSAGE, unfinishedWork, type RecoveryDecision, type SessionWorkFacts } from '../core/continuation/continuation-policy';
+import { fenceUntrusted, truncateGraphemes, UNTRUSTED_PREAMBLE } from '../core/text/text-guard';
+import type { EngineState } from '../core/work/work-state';
+import { recordUsage, usageTarget } from '../core/usage/usage-records';
 import { findBinding, type DidaTodoConfig } from '../store/config-store';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';

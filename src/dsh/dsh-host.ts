@@ -2,7 +2,7 @@
 // recovery, poller and settle at idle. Holds no rules of its own.
 import { randomUUID } from 'node:crypto';
 import { TOOLS, type ToolContext, type ToolResult } from '../core/tools';
-import type { WorkEngine } from '../core/work-engine';
+import type { WorkEngine } from '../core/engine/work-engine';
 import { engineProvider, openRuntime, type Runtime } from '../wiring/runtime';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import { AgentTracker, inBackground, type AgentTrack } from './agent-tracker';

@@ -1,12 +1,12 @@
 // Pause from the phone at step boundaries: after each `todo`/`todo_work` call and before each step, the session's
 // current Work is looked at; when the person paused it in Dida the Work waits for them and the turn is cancelled.
-import type { EngineDeps } from '../core/engine-context';
-import { boundaryWork, checkBoundary, pauseWork } from '../core/phone-pause';
-import { PAUSE_CHECK_INTERVAL_MS } from '../core/phone-signals';
-import { stopForSpend } from '../core/spend-stop';
+import type { EngineDeps } from '../core/work/engine-context';
+import { boundaryWork, checkBoundary, pauseWork } from '../core/phone/phone-pause';
+import { PAUSE_CHECK_INTERVAL_MS } from '../core/phone/phone-signals';
+import { stopForSpend } from '../core/phone/spend-stop';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
-import type { EngineState } from '../core/work-state';
+import type { EngineState } from '../core/work/work-state';
 import type { PreStepArgs, ToolExecution } from './ports';
 
 /** The cause the cancelled turn ends with (`turn/end` `{kind:'aborted', reason:{kind:'hook', reason}}`). */

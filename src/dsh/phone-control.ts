@@ -1,6 +1,6 @@
 // The phone as the control panel, as dsh-host sees it: the answer relay and the pause guard behind four hooks, loaded
 // on first use by a bound session (an unbound session never loads them).
-import type { EngineDeps } from '../core/engine-context';
+import type { EngineDeps } from '../core/work/engine-context';
 import type { DidaTodoConfig } from '../store/config-store';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';

@@ -1,9 +1,9 @@
 // The poller: wakes an idle bound session when the list has executable work it was not offered yet, claiming the
 // Work for that session before waking it, and never handing one Work to two sessions.
-import { sessionPaused } from '../core/phone-signals';
-import { routesHere } from '../core/route-tags';
-import { fenceUntrusted, truncateGraphemes, UNTRUSTED_PREAMBLE } from '../core/text-guard';
-import { workKey } from '../core/work-state';
+import { sessionPaused } from '../core/phone/phone-signals';
+import { routesHere } from '../core/queue/route-tags';
+import { fenceUntrusted, truncateGraphemes, UNTRUSTED_PREAMBLE } from '../core/text/text-guard';
+import { workKey } from '../core/work/work-state';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
 import { pluginMessage } from './ports';

@@ -1,7 +1,7 @@
 // The queue grant: the person's trigger phrase lets the turn pick from the queue, and the turn is given the queue
 // itself (the executable Works, bounded and fenced) instead of a bare note.
-import { routeFor } from '../core/route-tags';
-import { detectQueueGrant, renderQueuePayload, type QueuePayloadStrings, type RankedWork } from '../core/queue-policy';
+import { routeFor } from '../core/queue/route-tags';
+import { detectQueueGrant, renderQueuePayload, type QueuePayloadStrings, type RankedWork } from '../core/queue/queue-policy';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
 import { pluginMessage, type UserMessageLike } from './ports';

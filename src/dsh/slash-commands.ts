@@ -1,14 +1,14 @@
 // `/dida …` in dsh web: the person's controls without the model. Parses the command, calls the engine and the
 // bindings, and answers in the person's language; the rules (what is queued, what a pause does) are the core's.
-import { bindList, unbindList } from '../core/bindings';
-import { isWorkError } from '../core/engine-context';
-import { getLocale, type Locale, type MessageKey } from '../core/locale';
-import { pauseCurrentWork, resumeCurrentWork } from '../core/person-controls';
-import { personQueue, type PersonQueueEntry } from '../core/queue-view';
-import { normaliseRouteTag, routeFor } from '../core/route-tags';
-import { truncateGraphemes } from '../core/text-guard';
-import type { WorkEngine } from '../core/work-engine';
-import { visibleSteps, SETTLED } from '../core/work-state';
+import { bindList, unbindList } from '../core/queue/bindings';
+import { isWorkError } from '../core/work/engine-context';
+import { getLocale, type Locale, type MessageKey } from '../core/text/locale';
+import { pauseCurrentWork, resumeCurrentWork } from '../core/phone/person-controls';
+import { personQueue, type PersonQueueEntry } from '../core/engine/queue-view';
+import { normaliseRouteTag, routeFor } from '../core/queue/route-tags';
+import { truncateGraphemes } from '../core/text/text-guard';
+import type { WorkEngine } from '../core/engine/work-engine';
+import { visibleSteps, SETTLED } from '../core/work/work-state';
 import type { Runtime } from '../wiring/runtime';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';

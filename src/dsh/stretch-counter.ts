@@ -1,5 +1,5 @@
 // The per-session count of consecutive automatic continuations, kept in the state file so a restart keeps it.
-import { resetsCounter, type StretchEvent } from '../core/continuation-policy';
+import { resetsCounter, type StretchEvent } from '../core/continuation/continuation-policy';
 import type { AdapterDeps } from './adapter-deps';
 
 export class StretchCounter {

@@ -1,7 +1,7 @@
 // The per-call context of a Dida tool: the caller's session, and an engine and gateway bound to the turn's abort signal.
 import type { ToolContext, ToolResult } from '../core/tools';
 import { abortableGateway } from '../dida/abortable-gateway';
-import type { WorkEngine } from '../core/work-engine';
+import type { WorkEngine } from '../core/engine/work-engine';
 import type { Runtime } from '../wiring/runtime';
 import type { AgentTracker } from './agent-tracker';
 import type { HostAgent } from './ports';

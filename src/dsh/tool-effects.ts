@@ -1,5 +1,5 @@
 // What a finished tool call means for the adapter: a binding change to follow, or progress that ends a failure stretch.
-import type { StretchEvent } from '../core/continuation-policy';
+import type { StretchEvent } from '../core/continuation/continuation-policy';
 import type { ToolResult } from '../core/tools';
 
 export interface FinishedCall {

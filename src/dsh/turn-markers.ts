@@ -1,9 +1,9 @@
 // Turn markers in the state file: while a bound session's turn runs, its record says since when, in which process
 // and in which directory — what crash recovery looks for after a crash.
 import { randomUUID } from 'node:crypto';
-import type { SessionWorkFacts } from '../core/continuation-policy';
-import type { LiveMark } from '../core/claim-release';
-import type { SessionRecord } from '../core/work-state';
+import type { SessionWorkFacts } from '../core/continuation/continuation-policy';
+import type { LiveMark } from '../core/queue/claim-release';
+import type { SessionRecord } from '../core/work/work-state';
 import type { AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
 

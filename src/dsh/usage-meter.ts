@@ -1,8 +1,8 @@
 // Meters what the session's current Work costs, from dsh's own session events: each model answer's `usage`, the time
 // of turns while the Work is current, and automatic continuations; subagents count toward their root session's Work.
 // It only adds numbers to the state (no Dida request), in the background, one write at a time per session.
-import { answerUsage, emptyUsage, addUsage, type Usage } from '../core/usage';
-import { recordUsage, usageTarget } from '../core/usage-records';
+import { answerUsage, emptyUsage, addUsage, type Usage } from '../core/usage/usage';
+import { recordUsage, usageTarget } from '../core/usage/usage-records';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
 import type { SessionEvent } from './ports';

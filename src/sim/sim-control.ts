@@ -4,7 +4,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import * as z from 'zod/mini';
 import { describeIssues } from '../common/schema-issues';
 import { parseFaultJson } from './sim-faults';
-import type { SeedProjectInput, SeedTaskInput, Simulator } from './simulator';
+import type { SeedProjectInput, SeedTaskInput, Simulator } from './sim-types';
 import { isObject, SimHttpError } from './sim-util';
 
 export interface ControlAnswer {

@@ -1,6 +1,6 @@
 // The repository evidence port over plain git: argv only (never a shell), a timeout and an output cap per command.
 import { execFile } from 'node:child_process';
-import { MAX_COMMITS_PER_STEP, MAX_FILES_PER_COMMIT, type CommitEvidence, type RepoEvidencePort } from '../core/repo-evidence';
+import { MAX_COMMITS_PER_STEP, MAX_FILES_PER_COMMIT, type CommitEvidence, type RepoEvidencePort } from '../core/evidence/repo-evidence';
 import { repoWebOf } from './git-remote-url';
 
 export interface GitEvidenceOptions {

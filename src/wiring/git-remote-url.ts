@@ -1,5 +1,5 @@
 // Turns a git remote URL (https or ssh, GitHub/GitLab/Gitee) into the repository's web home; anything else has none.
-import type { RepoWeb } from '../core/repo-evidence';
+import type { RepoWeb } from '../core/evidence/repo-evidence';
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 

@@ -6,19 +6,19 @@ import { DidaError } from '../dida/dida-error';
 import type { DidaGateway } from '../dida/dida-gateway';
 import { createHttpGateway, resolveBaseUrl, type DidaRegion } from '../dida/http-gateway';
 import { resolveToken, type ResolvedToken } from '../dida/token-source';
-import type { ConfigPort } from '../core/bindings';
-import type { LockPort, StatePort } from '../core/engine-context';
-import { getLocale, type Locale, type LocaleId } from '../core/locale';
-import { WorkEngine } from '../core/work-engine';
-import { ENGINE_STATE_SECTIONS, ENGINE_STATE_VERSION, EngineStateSchema, WorkRecordSchema, emptyEngineState, type EngineState } from '../core/work-state';
-import { DEFAULT_STOP_PHRASES } from '../core/phone-signals';
-import { DEFAULT_SPEND_LIMITS } from '../core/usage';
+import type { ConfigPort } from '../core/queue/bindings';
+import type { LockPort, StatePort } from '../core/work/engine-context';
+import { getLocale, type Locale, type LocaleId } from '../core/text/locale';
+import { WorkEngine } from '../core/engine/work-engine';
+import { ENGINE_STATE_SECTIONS, ENGINE_STATE_VERSION, EngineStateSchema, WorkRecordSchema, emptyEngineState, type EngineState } from '../core/work/work-state';
+import { DEFAULT_STOP_PHRASES } from '../core/phone/phone-signals';
+import { DEFAULT_SPEND_LIMITS } from '../core/usage/usage';
 import { createConfigReader, updateConfig, type DidaTodoConfig } from '../store/config-store';
 import { withLock, type LockOptions } from '../store/file-lock';
 import { resolvePaths, type DidaTodoPaths } from '../store/paths';
 import { LoggedStateStore } from '../store/logged-state-store';
-import { WorkUsageSchema } from '../core/usage-schema';
-import type { RepoEvidencePort } from '../core/repo-evidence';
+import { WorkUsageSchema } from '../core/work/usage-schema';
+import type { RepoEvidencePort } from '../core/evidence/repo-evidence';
 import type { CorruptStateInfo } from '../store/state-store';
 
 export interface RuntimeOptions {

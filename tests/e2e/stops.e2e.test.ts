@@ -4,8 +4,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { getLocale } from '../../src/core/locale';
-import { parseClaim } from '../../src/core/claims';
+import { getLocale } from '../../src/core/text/locale';
+import { parseClaim } from '../../src/core/queue/claims';
 import type { Simulator } from '../../src/sim/simulator';
 import { httpError, text, toolCall, type FakeModel } from './harness/fake-model';
 import { eventsOf, runHeadless } from './harness/dsh-run';

@@ -1,9 +1,9 @@
 // A worker process that drives one Work to acceptance step by step; the crash test kills it at random moments.
 // argv: <stateDir> <baseUrl> <token> <projectId> <sessionId>. Exit 0 once the Work is sent for review.
 import path from 'node:path';
-import { getLocale } from '../../src/core/locale';
-import { WorkEngine } from '../../src/core/work-engine';
-import { SETTLED, visibleSteps } from '../../src/core/work-state';
+import { getLocale } from '../../src/core/text/locale';
+import { WorkEngine } from '../../src/core/engine/work-engine';
+import { SETTLED, visibleSteps } from '../../src/core/work/work-state';
 import { createHttpGateway } from '../../src/dida/http-gateway';
 import { openEngineStore } from '../../src/wiring/runtime';
 

@@ -1,11 +1,11 @@
 // Fakes for the dsh adapter's module tests: a manual clock, agents that record what they are sent, an in-memory
 // state store, a config port, a scriptable engine, and createHarness() wiring them into AdapterDeps.
 import { vi, type Mock } from 'vitest';
-import type { ConfigPort } from '../../src/core/bindings';
-import type { StatePort } from '../../src/core/engine-context';
-import { getLocale } from '../../src/core/locale';
-import type { QueueView } from '../../src/core/work-engine';
-import { emptyEngineState, type EngineState, type WorkRecord } from '../../src/core/work-state';
+import type { ConfigPort } from '../../src/core/queue/bindings';
+import type { StatePort } from '../../src/core/work/engine-context';
+import { getLocale } from '../../src/core/text/locale';
+import type { QueueView } from '../../src/core/engine/work-engine';
+import { emptyEngineState, type EngineState, type WorkRecord } from '../../src/core/work/work-state';
 import type { AdapterDeps, EnginePort } from '../../src/dsh/adapter-deps';
 import { AgentTracker } from '../../src/dsh/agent-tracker';
 import type { Clock } from '../../src/dsh/clock';

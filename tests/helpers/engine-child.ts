@@ -1,9 +1,9 @@
 // Child process for the engine concurrency tests: its own WorkEngine over HTTP, sharing the parent's state file and locks.
 // Env: DIDA_BASE_URL, DIDA_TOKEN, ENGINE_DIR, ENGINE_LOCK_STALE_MS (optional). Argv: `complete <workKey> <stepId,...>` or `settle <workKey>`.
 import path from 'node:path';
-import type { EngineDeps } from '../../src/core/engine-context';
-import { getLocale } from '../../src/core/locale';
-import { WorkEngine } from '../../src/core/work-engine';
+import type { EngineDeps } from '../../src/core/work/engine-context';
+import { getLocale } from '../../src/core/text/locale';
+import { WorkEngine } from '../../src/core/engine/work-engine';
 import { createHttpGateway } from '../../src/dida/http-gateway';
 import { openEngineStore } from '../../src/wiring/runtime';
 

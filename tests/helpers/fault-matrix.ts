@@ -1,10 +1,10 @@
 // The fault matrix: every Dida fault kind at every request position of the engine's operations; then a retry must converge.
 // The test files engine-faults*.test.ts each run a part of the operations, so the parts run in parallel.
 import { afterAll, describe, expect, it } from 'vitest';
-import { bindList, type ConfigPort } from '../../src/core/bindings';
-import { WorkError } from '../../src/core/engine-context';
+import { bindList, type ConfigPort } from '../../src/core/queue/bindings';
+import { WorkError } from '../../src/core/work/engine-context';
 import { defaultConfig, findBinding, type DidaTodoConfig } from '../../src/store/config-store';
-import type { StepChange } from '../../src/core/step-ops';
+import type { StepChange } from '../../src/core/steps/step-ops';
 import { isDidaError } from '../../src/dida/dida-error';
 import { startSimulator, type SimFault, type Simulator } from '../../src/sim/simulator';
 import { startEngineHarness, type EngineHarness } from './engine-harness';

@@ -1,5 +1,5 @@
 // The person-edit interleaving matrix: the operations, the person's edits and the checks that nothing they wrote is lost.
-import { WorkError } from '../../src/core/engine-context';
+import { WorkError } from '../../src/core/work/engine-context';
 import { isDidaError } from '../../src/dida/dida-error';
 import type { SimRequestInfo, Simulator } from '../../src/sim/simulator';
 import type { EngineHarness } from './engine-harness';

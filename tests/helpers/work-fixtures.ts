@@ -1,5 +1,5 @@
 // Hand-made Work and step records for unit tests of the engine's pure functions.
-import type { StepRecord, WorkRecord } from '../../src/core/work-state';
+import type { StepRecord, WorkRecord } from '../../src/core/work/work-state';
 
 export function makeStep(fields: Partial<StepRecord> & { id: string; title: string }): StepRecord {
   return { status: 'pending', origin: 'agent', updatedAt: 0, ...fields };

@@ -3,10 +3,10 @@
 import { appendFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { claimText } from '../../src/core/claims';
-import { getLocale } from '../../src/core/locale';
-import { calendarDate } from '../../src/core/schedule';
-import { WorkEngine } from '../../src/core/work-engine';
+import { claimText } from '../../src/core/queue/claims';
+import { getLocale } from '../../src/core/text/locale';
+import { calendarDate } from '../../src/core/time/schedule';
+import { WorkEngine } from '../../src/core/engine/work-engine';
 import { formatDidaDate } from '../../src/dida/dida-date';
 import { createHttpGateway } from '../../src/dida/http-gateway';
 import type { DidaGateway } from '../../src/dida/dida-gateway';
@@ -137,11 +137,11 @@ describe('queue', () => {
     await desk.switchTo('session-aaaa1111', list.id, evil.id);
     // The person sets its priority to none; the agent's next step boundary pauses it.
     sim.editTask(evil.id, { priority: 0 });
-    const { pauseWork } = await import('../../src/core/phone-pause');
+    const { pauseWork } = await import('../../src/core/phone/phone-pause');
     await pauseWork(desk.deps, evil.id, { by: 'priority', previousPriority: 3 });
     // What it cost so far is shown per Work (and as numbers with --json).
-    const { recordUsage } = await import('../../src/core/usage-records');
-    const { answerUsage } = await import('../../src/core/usage');
+    const { recordUsage } = await import('../../src/core/usage/usage-records');
+    const { answerUsage } = await import('../../src/core/usage/usage');
     await recordUsage(desk.deps, evil.id, { ...answerUsage({ inputTokens: 12_000, outputTokens: 345 }, false), ms: 60_000 });
     const result = await h.run(['queue', ...base], { env: { LANG: 'zh_CN.UTF-8' } });
     expect(result.code, result.err).toBe(0);

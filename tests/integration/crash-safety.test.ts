@@ -6,7 +6,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ENGINE_STATE_VERSION, EngineStateSchema } from '../../src/core/work-state';
+import { ENGINE_STATE_VERSION, EngineStateSchema } from '../../src/core/work/work-state';
 import { engineStateStore } from '../../src/wiring/runtime';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
 import { buildScript } from '../helpers/build-script';

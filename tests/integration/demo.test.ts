@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { main as cliMain } from '../../src/cli/cli';
 import { demoCommand, isClone } from '../../src/cli/commands/demo';
-import { detectQueueGrant } from '../../src/core/queue-policy';
+import { detectQueueGrant } from '../../src/core/queue/queue-policy';
 import { TOOLS, type ToolContext } from '../../src/core/tools';
 import { formatDidaDate } from '../../src/dida/dida-date';
 import { DemoListError, realBackend, simulatorBackend, type DemoBackend } from '../../src/demo/demo-backend';

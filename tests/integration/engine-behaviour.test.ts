@@ -1,8 +1,8 @@
 // Engine behaviour over real HTTP against the simulator: bindings, sync, human edits, waiting, keepOpen, remote closes, recurrence, time gates.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bindList, resolveBinding, type ConfigPort } from '../../src/core/bindings';
-import { WorkError } from '../../src/core/engine-context';
-import { REMINDER_TRIGGERS } from '../../src/core/waiting';
+import { bindList, resolveBinding, type ConfigPort } from '../../src/core/queue/bindings';
+import { WorkError } from '../../src/core/work/engine-context';
+import { REMINDER_TRIGGERS } from '../../src/core/phone/waiting';
 import { formatDidaDate } from '../../src/dida/dida-date';
 import { defaultConfig, type DidaTodoConfig } from '../../src/store/config-store';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';

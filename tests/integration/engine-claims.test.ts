@@ -12,9 +12,9 @@ import {
   parseClaim,
   requireClaim,
   sessionTag,
-} from '../../src/core/claims';
-import type { EngineDeps } from '../../src/core/engine-context';
-import { getLocale } from '../../src/core/locale';
+} from '../../src/core/queue/claims';
+import type { EngineDeps } from '../../src/core/work/engine-context';
+import { getLocale } from '../../src/core/text/locale';
 import type { Comment } from '../../src/dida/types';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
 import { makeWork } from '../helpers/work-fixtures';

@@ -1,9 +1,9 @@
 // Finalization on its own, over the real HTTP gateway and the simulator: why a Work may not be sent for review, the
 // review todo as filed, each stage done once across failures and retries, and the person's edit that stops it.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { acceptanceTitle } from '../../src/core/acceptance-report';
-import { ACCEPTANCE_REMINDERS, finalizeBlocker, finalizeWork } from '../../src/core/finalize';
-import { getLocale } from '../../src/core/locale';
+import { acceptanceTitle } from '../../src/core/review/acceptance-report';
+import { ACCEPTANCE_REMINDERS, finalizeBlocker, finalizeWork } from '../../src/core/review/finalize';
+import { getLocale } from '../../src/core/text/locale';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
 import { makeStep, makeWork } from '../helpers/work-fixtures';
 

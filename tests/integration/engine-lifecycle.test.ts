@@ -1,6 +1,6 @@
 // A whole Work lifecycle over real HTTP against the simulator: adopt → plan → complete → settle → accept/rework.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ACCEPTANCE_REMINDERS } from '../../src/core/finalize';
+import { ACCEPTANCE_REMINDERS } from '../../src/core/review/finalize';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
 
 let h: EngineHarness;

@@ -1,8 +1,8 @@
 // Creating the bundle's own tasks exactly once, over the real HTTP gateway and the simulator: the marker, the pending
 // record written before the create, the look-up after a lost answer, and never taking a person's task by its title.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createOwnTask, madeBy, newMarker, pendingFor } from '../../src/core/own-creates';
-import { emptyEngineState, type PendingCreate } from '../../src/core/work-state';
+import { createOwnTask, madeBy, newMarker, pendingFor } from '../../src/core/work/own-creates';
+import { emptyEngineState, type PendingCreate } from '../../src/core/work/work-state';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
 
 const pending = (extra: Partial<PendingCreate> = {}): PendingCreate => ({ kind: 'acceptance', projectId: 'p', title: '🧑‍🔬 待验收', marker: -5, startedAt: 0, ...extra });

@@ -1,6 +1,6 @@
 // The person's edits in Dida are never lost: one test per way they were lost before (issue "Shared truth that holds").
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { WorkError } from '../../src/core/engine-context';
+import { WorkError } from '../../src/core/work/engine-context';
 import { renderWork } from '../../src/core/tools/work-view';
 import { isDidaError } from '../../src/dida/dida-error';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';

@@ -1,8 +1,8 @@
 // The parts of answers from the phone one at a time, over the real HTTP gateway and the simulator: which comments are
 // the owner's answer, how an answer is taken and given back, which session holds a Work, and what the model is told.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { answerNote, checkWaiting, findAnswers, heldByOtherSession, returnAnswer, takeAnswers, type TakenAnswer } from '../../src/core/phone-answers';
-import { emptyEngineState, type WorkRecord } from '../../src/core/work-state';
+import { answerNote, checkWaiting, findAnswers, heldByOtherSession, returnAnswer, takeAnswers, type TakenAnswer } from '../../src/core/phone/phone-answers';
+import { emptyEngineState, type WorkRecord } from '../../src/core/work/work-state';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
 import { makeWork } from '../helpers/work-fixtures';
 

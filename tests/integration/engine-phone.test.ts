@@ -2,12 +2,12 @@
 // reminder or on the Work resumes it and waits, whole, for the model (once); a priority set to none or a stop comment
 // pauses a running Work at a step boundary, with a comment saying where it stopped.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ConfigPort } from '../../src/core/bindings';
+import type { ConfigPort } from '../../src/core/queue/bindings';
 import { TOOLS, renderResult, type ToolContext } from '../../src/core/tools';
-import { answerNote, takeAnswers } from '../../src/core/phone-answers';
-import { checkBoundary, pauseWork } from '../../src/core/phone-pause';
-import { DEFAULT_STOP_PHRASES } from '../../src/core/phone-signals';
-import { WorkEngine } from '../../src/core/work-engine';
+import { answerNote, takeAnswers } from '../../src/core/phone/phone-answers';
+import { checkBoundary, pauseWork } from '../../src/core/phone/phone-pause';
+import { DEFAULT_STOP_PHRASES } from '../../src/core/phone/phone-signals';
+import { WorkEngine } from '../../src/core/engine/work-engine';
 import { defaultConfig, type DidaTodoConfig } from '../../src/store/config-store';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
 

@@ -2,9 +2,9 @@
 // read, refusals and lost locks, and the write itself over the real HTTP gateway against the simulator (a completed
 // task, priority only from zero, the item cap, a service that ignores updates without a title).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { assertHeld, hasPendingWrite, isRefusal, LockLostError, MAX_CHECKLIST_ITEMS, minimalUpdate, writeWork } from '../../src/core/task-writer';
-import type { EngineDeps } from '../../src/core/engine-context';
-import type { StepRecord, WorkRecord } from '../../src/core/work-state';
+import { assertHeld, hasPendingWrite, isRefusal, LockLostError, MAX_CHECKLIST_ITEMS, minimalUpdate, writeWork } from '../../src/core/work/task-writer';
+import type { EngineDeps } from '../../src/core/work/engine-context';
+import type { StepRecord, WorkRecord } from '../../src/core/work/work-state';
 import { createHttpGateway } from '../../src/dida/http-gateway';
 import { DidaError } from '../../src/dida/dida-error';
 import type { Task } from '../../src/dida/types';

@@ -8,7 +8,7 @@ import type { DidaGateway } from '../../src/dida/dida-gateway';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
 import { seededRandom } from '../helpers/seeded-random';
-import { parseClaim, sessionTag } from '../../src/core/claims';
+import { parseClaim, sessionTag } from '../../src/core/queue/claims';
 
 let sim: Simulator;
 let root: string;

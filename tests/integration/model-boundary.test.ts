@@ -1,8 +1,8 @@
 // The model boundary: with hostile text in every field a person (or anyone the list is shared with) can write in Dida,
 // every result code the tools return keeps that text inside the untrusted-data fence, and within the budgets.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ConfigPort } from '../../src/core/bindings';
-import { OUTCOME_CODES, type OutcomeCode } from '../../src/core/engine-context';
+import type { ConfigPort } from '../../src/core/queue/bindings';
+import { OUTCOME_CODES, type OutcomeCode } from '../../src/core/work/engine-context';
 import { TOOLS, renderResult, type ToolContext, type ToolResult } from '../../src/core/tools';
 import { defaultConfig, type DidaTodoConfig } from '../../src/store/config-store';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';

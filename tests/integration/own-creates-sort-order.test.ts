@@ -2,7 +2,7 @@
 // variant): the marker cannot find a create whose answer was lost, so it is made again — and a person's task is never
 // taken. The same file runs the kind simulator as the control case.
 import { afterEach, describe, expect, it } from 'vitest';
-import { createOwnTask } from '../../src/core/own-creates';
+import { createOwnTask } from '../../src/core/work/own-creates';
 import { simVariantQuirks, type SimVariantName } from '../../src/sim/sim-variants';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';

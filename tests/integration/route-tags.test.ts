@@ -1,7 +1,7 @@
 // Routing by tag over the simulator: one list bound in three directories (#web, #api, untagged); each takes only the
 // Works routed to it, `todo_work list` says why the others are not executable here, and the setup tool binds a tag.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ConfigPort } from '../../src/core/bindings';
+import type { ConfigPort } from '../../src/core/queue/bindings';
 import { TOOLS, renderResult, type ToolContext, type ToolResult } from '../../src/core/tools';
 import { defaultConfig, type DidaTodoConfig } from '../../src/store/config-store';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';

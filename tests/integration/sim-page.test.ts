@@ -4,7 +4,7 @@ import http from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import zhPage from '../../locale/sim.zh.json';
 import enPage from '../../locale/sim.en.json';
-import { keyDifferences } from '../../src/core/locale';
+import { keyDifferences } from '../../src/core/text/locale';
 import { createHttpGateway } from '../../src/dida/http-gateway';
 import type { DidaGateway } from '../../src/dida/dida-gateway';
 import { pageCookieName } from '../../src/sim/sim-page';

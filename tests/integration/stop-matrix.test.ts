@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { getLocale } from '../../src/core/locale';
+import { getLocale } from '../../src/core/text/locale';
 import { DshHost } from '../../src/dsh/dsh-host';
 import { SETTLE_BUDGET_MS } from '../../src/dsh/idle-settle';
 import { PAUSE_CHECK_WAIT_MS } from '../../src/dsh/pause-guard';

@@ -1,6 +1,6 @@
 // The three tools end to end over the simulator: binding, planning, updates, queue grant, errors.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ConfigPort } from '../../src/core/bindings';
+import type { ConfigPort } from '../../src/core/queue/bindings';
 import { TOOLS, renderResult, type ToolContext, type ToolResult } from '../../src/core/tools';
 import { DidaError } from '../../src/dida/dida-error';
 import { defaultConfig, type DidaTodoConfig } from '../../src/store/config-store';

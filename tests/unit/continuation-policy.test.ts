@@ -13,8 +13,8 @@ import {
   waitUnlessAborted,
   type ContinuationInput,
   type RecoveryInput,
-} from '../../src/core/continuation-policy';
-import { emptyEngineState, type EngineState } from '../../src/core/work-state';
+} from '../../src/core/continuation/continuation-policy';
+import { emptyEngineState, type EngineState } from '../../src/core/work/work-state';
 import { work } from '../helpers/dsh-fakes';
 
 const base: ContinuationInput = { failureCode: 'SERVER', attempts: 0, maxAutoContinue: 5, backoffSeconds: [30, 60, 120, 300, 600], hasUnfinishedWork: true };

@@ -2,8 +2,8 @@
 // the agents service, once, with the backoff and the counter, 0 = off, the person's message winning, goal re-arm, and
 // the headless take-over of the interrupted Work.
 import { describe, expect, it, vi } from 'vitest';
-import { RECOVERY_MESSAGE } from '../../src/core/continuation-policy';
-import { emptyEngineState, type EngineState } from '../../src/core/work-state';
+import { RECOVERY_MESSAGE } from '../../src/core/continuation/continuation-policy';
+import { emptyEngineState, type EngineState } from '../../src/core/work/work-state';
 import { CrashRecovery, processAlive } from '../../src/dsh/crash-recovery';
 import { TurnMarkers } from '../../src/dsh/turn-markers';
 import { bound, createHarness, fakeAgent, flush, work, type FakeAgent, type HarnessOptions } from '../helpers/dsh-fakes';

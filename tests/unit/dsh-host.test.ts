@@ -1,9 +1,9 @@
 // The composition (src/dsh/dsh-host.ts) over a fake host, fake runtime, fake engine and fake clock: which dsh event
 // reaches which module, and what does not.
 import { describe, expect, it, vi } from 'vitest';
-import { getLocale } from '../../src/core/locale';
-import type { WorkEngine } from '../../src/core/work-engine';
-import { emptyEngineState, type EngineState } from '../../src/core/work-state';
+import { getLocale } from '../../src/core/text/locale';
+import type { WorkEngine } from '../../src/core/engine/work-engine';
+import { emptyEngineState, type EngineState } from '../../src/core/work/work-state';
 import { DshHost } from '../../src/dsh/dsh-host';
 import { RowConfig } from '../../src/dsh/row-config';
 import type { DidaTodoConfig } from '../../src/store/config-store';

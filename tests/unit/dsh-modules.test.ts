@@ -2,7 +2,7 @@
 // the live binding and tool set, settle at idle, list reads, the prompt section and what tool calls mean.
 import { describe, expect, it, vi } from 'vitest';
 import { panelItems } from '../../src/core/tools';
-import { emptyEngineState } from '../../src/core/work-state';
+import { emptyEngineState } from '../../src/core/work/work-state';
 import { TurnMarkers } from '../../src/dsh/turn-markers';
 import { IdleSettle, SETTLE_BUDGET_MS } from '../../src/dsh/idle-settle';
 import { ListSync, SESSION_SYNC_REUSE_MS } from '../../src/dsh/list-sync';

@@ -2,10 +2,10 @@
 // step, the turn cancelled after a todo call that saw the priority at none, and the poller waking an idle session with
 // the answer it found.
 import { describe, expect, it, vi } from 'vitest';
-import type { EngineDeps } from '../../src/core/engine-context';
-import { getLocale } from '../../src/core/locale';
-import type { WorkEngine } from '../../src/core/work-engine';
-import { emptyEngineState, type EngineState, type WorkRecord } from '../../src/core/work-state';
+import type { EngineDeps } from '../../src/core/work/engine-context';
+import { getLocale } from '../../src/core/text/locale';
+import type { WorkEngine } from '../../src/core/engine/work-engine';
+import { emptyEngineState, type EngineState, type WorkRecord } from '../../src/core/work/work-state';
 import { DshHost } from '../../src/dsh/dsh-host';
 import { PAUSE_CANCEL_REASON } from '../../src/dsh/pause-guard';
 import { RowConfig } from '../../src/dsh/row-config';

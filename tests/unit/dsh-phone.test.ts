@@ -2,10 +2,10 @@
 // once (a follow-up when idle, a note at its next step, the first step of the next turn in the directory), and a pause
 // found at a step boundary stops the turn with the hook cause, reading Dida at most every 30 s.
 import { describe, expect, it, vi } from 'vitest';
-import type { EngineDeps } from '../../src/core/engine-context';
-import { getLocale } from '../../src/core/locale';
-import { PAUSE_CHECK_INTERVAL_MS } from '../../src/core/phone-signals';
-import type { WorkRecord } from '../../src/core/work-state';
+import type { EngineDeps } from '../../src/core/work/engine-context';
+import { getLocale } from '../../src/core/text/locale';
+import { PAUSE_CHECK_INTERVAL_MS } from '../../src/core/phone/phone-signals';
+import type { WorkRecord } from '../../src/core/work/work-state';
 import { AnswerRelay } from '../../src/dsh/answer-relay';
 import { PAUSE_CANCEL_REASON, PAUSE_CHECK_WAIT_MS, PauseGuard } from '../../src/dsh/pause-guard';
 import { PhoneControl } from '../../src/dsh/phone-control';

@@ -1,7 +1,7 @@
 // The poller (src/dsh/poller.ts) with a fake clock and a scripted engine: it wakes an idle bound session once per new
 // executable Work, claims before waking, never hands one Work to two sessions, and its note is bounded and fenced.
 import { describe, expect, it, vi } from 'vitest';
-import type { WorkRecord } from '../../src/core/work-state';
+import type { WorkRecord } from '../../src/core/work/work-state';
 import { Poller, pollNote, POLL_TITLE_MAX } from '../../src/dsh/poller';
 import { StretchCounter } from '../../src/dsh/stretch-counter';
 import { createHarness, fakeAgent, fakeEngine, queueOf, work, type FakeAgent } from '../helpers/dsh-fakes';

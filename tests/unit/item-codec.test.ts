@@ -1,7 +1,7 @@
 // Item codec: read-merge-write item plans, id re-matching after Dida rewrites ids, the human body kept exactly once.
 import { makeStep, makeWork } from '../helpers/work-fixtures';
 import { describe, expect, it } from 'vitest';
-import { descWithBody, humanFingerprint, matchItemIds, planItems, rememberItemIds, taskUpdateFor } from '../../src/core/item-codec';
+import { descWithBody, humanFingerprint, matchItemIds, planItems, rememberItemIds, taskUpdateFor } from '../../src/core/work/item-codec';
 import type { ChecklistItem, Task } from '../../src/dida/types';
 
 const NOW = Date.UTC(2026, 10, 30, 2, 0, 0);

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import en from '../../locale/en.json';
 import zh from '../../locale/zh.json';
-import { catalogDifferences, getLocale } from '../../src/core/locale';
+import { catalogDifferences, getLocale } from '../../src/core/text/locale';
 import { INSTALL, PACKED_FILE } from '../../src/cli/install-commands';
 // @ts-expect-error -- a plain .mjs script without type declarations
 import { installSteps as untypedInstallSteps } from '../../scripts/check-install-section.mjs';

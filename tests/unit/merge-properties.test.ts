@@ -2,11 +2,11 @@
 // Dida and the agent's step changes keep every edit of the person, with Dida rewriting item ids on every update.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { matchItemIds } from '../../src/core/item-codec';
-import { applyStepChanges, type StepChange } from '../../src/core/step-ops';
-import { minimalUpdate, recordWrite } from '../../src/core/task-writer';
-import { adoptTask, reconcileWork } from '../../src/core/work-reconcile';
-import type { WorkRecord } from '../../src/core/work-state';
+import { matchItemIds } from '../../src/core/work/item-codec';
+import { applyStepChanges, type StepChange } from '../../src/core/steps/step-ops';
+import { minimalUpdate, recordWrite } from '../../src/core/work/task-writer';
+import { adoptTask, reconcileWork } from '../../src/core/work/work-reconcile';
+import type { WorkRecord } from '../../src/core/work/work-state';
 import type { ChecklistItem, Task } from '../../src/dida/types';
 import { buildItems } from '../../src/sim/sim-task-ops';
 

@@ -1,12 +1,12 @@
 // The pure rules of the phone as a control panel: which comments stop a Work, when a priority pauses it, what the
 // person reads when it stopped, and how an answer is shown to the model (fenced, within budget).
 import { describe, expect, it } from 'vitest';
-import { getLocale } from '../../src/core/locale';
-import { answerNote, type TakenAnswer } from '../../src/core/phone-answers';
-import { pausedComment } from '../../src/core/phone-pause';
-import { commentTime, DEFAULT_STOP_PHRASES, isStopPhrase, pausedByPriority, sessionPaused, stopComments } from '../../src/core/phone-signals';
-import { MODEL_BUDGET } from '../../src/core/tools/model-budget';
-import { emptyEngineState } from '../../src/core/work-state';
+import { getLocale } from '../../src/core/text/locale';
+import { answerNote, type TakenAnswer } from '../../src/core/phone/phone-answers';
+import { pausedComment } from '../../src/core/phone/phone-pause';
+import { commentTime, DEFAULT_STOP_PHRASES, isStopPhrase, pausedByPriority, sessionPaused, stopComments } from '../../src/core/phone/phone-signals';
+import { MODEL_BUDGET } from '../../src/core/text/model-budget';
+import { emptyEngineState } from '../../src/core/work/work-state';
 import { DEFAULT_STOP_PHRASES as ROW_DEFAULT_STOP_PHRASES } from '../../src/dsh/row-config';
 import { makeStep, makeWork } from '../helpers/work-fixtures';
 

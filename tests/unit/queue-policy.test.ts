@@ -7,8 +7,8 @@ import {
   renderQueuePayload,
   type QueueCandidate,
   type QueuePayloadStrings,
-} from '../../src/core/queue-policy';
-import { UNTRUSTED_PREAMBLE } from '../../src/core/text-guard';
+} from '../../src/core/queue/queue-policy';
+import { UNTRUSTED_PREAMBLE } from '../../src/core/text/text-guard';
 
 const NOW = new Date('2026-12-02T03:00:00Z'); // 11:00 in Asia/Shanghai
 const ZONE = 'Asia/Shanghai';

@@ -2,12 +2,12 @@
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { acceptanceReport, reportOrigin } from '../../src/core/acceptance-report';
-import type { EngineDeps } from '../../src/core/engine-context';
-import { getLocale } from '../../src/core/locale';
-import { branchUrl, commitUrl, shortSha, stepEvidenceText, type StepEvidence } from '../../src/core/repo-evidence';
-import { progressEntries } from '../../src/core/step-ops';
-import { MAX_REPORT_LENGTH } from '../../src/core/text-guard';
+import { acceptanceReport, reportOrigin } from '../../src/core/review/acceptance-report';
+import type { EngineDeps } from '../../src/core/work/engine-context';
+import { getLocale } from '../../src/core/text/locale';
+import { branchUrl, commitUrl, shortSha, stepEvidenceText, type StepEvidence } from '../../src/core/evidence/repo-evidence';
+import { progressEntries } from '../../src/core/steps/step-ops';
+import { MAX_REPORT_LENGTH } from '../../src/core/text/text-guard';
 import { makeStep, makeWork } from '../helpers/work-fixtures';
 
 const zh = getLocale('zh');

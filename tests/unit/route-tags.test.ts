@@ -1,7 +1,7 @@
 // Route tags: normalising and checking them, a binding's route among the machine's bindings, and which task runs where.
 import { describe, expect, it } from 'vitest';
-import { isExecutable, rankQueue, type QueueCandidate } from '../../src/core/queue-policy';
-import { isRouteTag, normaliseRouteTag, routeFor, routesHere, routeVerdict } from '../../src/core/route-tags';
+import { isExecutable, rankQueue, type QueueCandidate } from '../../src/core/queue/queue-policy';
+import { isRouteTag, normaliseRouteTag, routeFor, routesHere, routeVerdict } from '../../src/core/queue/route-tags';
 import type { Binding } from '../../src/store/config-store';
 
 const web: Binding = { cwd: '/code/web', projectId: 'L', tag: 'web' };

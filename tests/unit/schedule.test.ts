@@ -9,7 +9,7 @@ import {
   resolveTimeZone,
   timeGate,
   type TimeGateTask,
-} from '../../src/core/schedule';
+} from '../../src/core/time/schedule';
 
 const at = (iso: string) => new Date(iso);
 

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { WorkRecordSchema, type EngineState } from '../../src/core/work-state';
+import { WorkRecordSchema, type EngineState } from '../../src/core/work/work-state';
 import { engineStateStore } from '../../src/wiring/runtime';
 import { peekSection } from '../../src/store/state-peek';
 

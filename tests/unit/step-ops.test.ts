@@ -1,11 +1,11 @@
 // Step rules applied in memory: transitions, resolutions, human items, duplicates, sanitizing, atomic validation, lookup.
 import { makeStep, makeWork } from '../helpers/work-fixtures';
 import { describe, expect, it } from 'vitest';
-import { WorkError } from '../../src/core/engine-context';
-import { getLocale } from '../../src/core/locale';
-import { applyStepChanges, findStep, progressComment, type StepChange } from '../../src/core/step-ops';
-import type { EngineDeps } from '../../src/core/engine-context';
-import type { StepRecord, WorkRecord } from '../../src/core/work-state';
+import { WorkError } from '../../src/core/work/engine-context';
+import { getLocale } from '../../src/core/text/locale';
+import { applyStepChanges, findStep, progressComment, type StepChange } from '../../src/core/steps/step-ops';
+import type { EngineDeps } from '../../src/core/work/engine-context';
+import type { StepRecord, WorkRecord } from '../../src/core/work/work-state';
 
 const NOW = 5_000;
 

@@ -1,7 +1,7 @@
 // The state file does not grow without end: old closed Works and idle sessions are dropped, live ones never.
 import { describe, expect, it } from 'vitest';
-import { PRUNE_AFTER_MS, pruneState } from '../../src/core/sync';
-import { emptyEngineState, type WorkRecord } from '../../src/core/work-state';
+import { PRUNE_AFTER_MS, pruneState } from '../../src/core/engine/sync';
+import { emptyEngineState, type WorkRecord } from '../../src/core/work/work-state';
 
 const NOW = Date.UTC(2026, 10, 30);
 const OLD = NOW - PRUNE_AFTER_MS - 1;

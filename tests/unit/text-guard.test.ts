@@ -10,7 +10,7 @@ import {
   stripInvisible,
   truncateGraphemes,
   UNTRUSTED_PREAMBLE,
-} from '../../src/core/text-guard';
+} from '../../src/core/text/text-guard';
 
 const OID = '6a1f0c2b9d8e7f6a5b4c3d2e';
 const UUID = '3f2a9c1e-4b5d-4e6f-8a7b-9c0d1e2f3a4b';

@@ -1,8 +1,8 @@
 // What a Work cost (src/core/usage.ts): answers summed, the review line in zh and en, the estimated price, and the
 // spend guard's limits counted from the allowance the person gave.
 import { describe, expect, it } from 'vitest';
-import { getLocale } from '../../src/core/locale';
-import { addUsage, allowanceNow, answerUsage, emptyUsage, estimatedCost, formatTokens, overLimit, totalTokens, usageLine, workUsage, type Usage } from '../../src/core/usage';
+import { getLocale } from '../../src/core/text/locale';
+import { addUsage, allowanceNow, answerUsage, emptyUsage, estimatedCost, formatTokens, overLimit, totalTokens, usageLine, workUsage, type Usage } from '../../src/core/usage/usage';
 
 const zh = getLocale('zh');
 const en = getLocale('en');

@@ -1,9 +1,9 @@
 // Reconcile: folding a Dida task, as just read, into a Work record (adoption, imports, human ticks, edits).
 import { makeStep, makeWork } from '../helpers/work-fixtures';
 import { describe, expect, it } from 'vitest';
-import { humanFingerprint } from '../../src/core/item-codec';
-import { adoptTask, pairStepsWithItems, reconcileWork } from '../../src/core/work-reconcile';
-import type { StepRecord, WorkRecord } from '../../src/core/work-state';
+import { humanFingerprint } from '../../src/core/work/item-codec';
+import { adoptTask, pairStepsWithItems, reconcileWork } from '../../src/core/work/work-reconcile';
+import type { StepRecord, WorkRecord } from '../../src/core/work/work-state';
 import type { ChecklistItem, Task } from '../../src/dida/types';
 
 const NOW = 1_000;

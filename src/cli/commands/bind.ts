@@ -8,12 +8,12 @@ import { CliFailure, createStyle, EXIT, printJson, withProgress } from '../cli-o
 import { connect, CWD_FLAG, explainDidaFailure, globalOptions, GLOBAL_FLAGS, openCliRuntime, stringFlag, targetDir, type CliContext } from '../cli-runtime';
 import { nearListNames } from '../near-miss';
 import { safeText } from '../terminal-text';
-import { bindList, type BindOptions, type BindTarget } from '../../core/bindings';
+import { bindList, type BindOptions, type BindTarget } from '../../core/queue/bindings';
 import type { DidaGateway } from '../../dida/dida-gateway';
 import type { Project } from '../../dida/types';
-import { isRouteTag } from '../../core/route-tags';
+import { isRouteTag } from '../../core/queue/route-tags';
 import { findBinding } from '../../store/config-store';
-import { MAX_TITLE_LENGTH, sanitizeForDida } from '../../core/text-guard';
+import { MAX_TITLE_LENGTH, sanitizeForDida } from '../../core/text/text-guard';
 
 const FLAGS: Record<string, FlagSpec> = {
   id: { type: 'string', valueName: 'id', description: 'cli.bind.flag.id' },

@@ -6,12 +6,12 @@ import type { CliKey, CliText } from '../cli-locale';
 import { CliFailure, createStyle, EXIT, printJson, withProgress, type Style } from '../cli-output';
 import { connect, CWD_FLAG, explainRejection, globalOptions, GLOBAL_FLAGS, openCliRuntime, targetDir, type CliContext } from '../cli-runtime';
 import { displayWidth, fitDisplay, padDisplay, safeText } from '../terminal-text';
-import { isWorkError } from '../../core/engine-context';
-import { getLocale } from '../../core/locale';
-import { personQueue, type PersonQueueEntry } from '../../core/queue-view';
-import { formatTokens, totalTokens, type Usage } from '../../core/usage';
-import { normaliseRouteTag, routeFor } from '../../core/route-tags';
-import { WorkEngine } from '../../core/work-engine';
+import { isWorkError } from '../../core/work/engine-context';
+import { getLocale } from '../../core/text/locale';
+import { personQueue, type PersonQueueEntry } from '../../core/engine/queue-view';
+import { formatTokens, totalTokens, type Usage } from '../../core/usage/usage';
+import { normaliseRouteTag, routeFor } from '../../core/queue/route-tags';
+import { WorkEngine } from '../../core/engine/work-engine';
 import { findBinding } from '../../store/config-store';
 
 const FLAGS: Record<string, FlagSpec> = { ...CWD_FLAG, ...GLOBAL_FLAGS };

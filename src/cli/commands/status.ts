@@ -26,12 +26,12 @@ import {
 import { simulatorDownMessage } from '../sim-address';
 import { displayWidth, padDisplay, safeText } from '../terminal-text';
 import { describeIssues } from '../../common/schema-issues';
-import { checkList } from '../../core/bindings';
-import { normaliseRouteTag } from '../../core/route-tags';
-import { ENGINE_STATE_VERSION, type EngineState } from '../../core/work-state';
-import { workOverview, type WaitReason } from '../../core/work-overview';
-import { formatMinutes, formatTokens } from '../../core/usage';
-import { getLocale } from '../../core/locale';
+import { checkList } from '../../core/queue/bindings';
+import { normaliseRouteTag } from '../../core/queue/route-tags';
+import { ENGINE_STATE_VERSION, type EngineState } from '../../core/work/work-state';
+import { workOverview, type WaitReason } from '../../core/engine/work-overview';
+import { formatMinutes, formatTokens } from '../../core/usage/usage';
+import { getLocale } from '../../core/text/locale';
 import { usageJson } from './queue';
 import { engineStateStore } from '../../wiring/runtime';
 import { isDidaError } from '../../dida/dida-error';

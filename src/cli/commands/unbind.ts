@@ -4,7 +4,7 @@ import type { CliIo } from '../cli-io';
 import { CliFailure, createStyle, EXIT, printJson } from '../cli-output';
 import { CWD_FLAG, globalOptions, GLOBAL_FLAGS, openCliRuntime, targetDir, type CliContext } from '../cli-runtime';
 import { safeText } from '../terminal-text';
-import { resolveBinding, unbindList } from '../../core/bindings';
+import { resolveBinding, unbindList } from '../../core/queue/bindings';
 
 const FLAGS: Record<string, FlagSpec> = { ...CWD_FLAG, ...GLOBAL_FLAGS };
 

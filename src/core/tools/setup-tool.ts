@@ -1,10 +1,10 @@
 // The `dida_todo_setup` tool: status, bind to a list by name or id, unbind, login check.
 import { isDidaError } from '../../dida/dida-error';
 import { findBinding } from '../../store/config-store';
-import { bindList, checkList, unbindList } from '../bindings';
-import { normaliseRouteTag } from '../route-tags';
-import { fenceUntrusted, UNTRUSTED_PREAMBLE } from '../text-guard';
-import { MODEL_BUDGET, withinBudget } from './model-budget';
+import { bindList, checkList, unbindList } from '../queue/bindings';
+import { normaliseRouteTag } from '../queue/route-tags';
+import { fenceUntrusted, UNTRUSTED_PREAMBLE } from '../text/text-guard';
+import { MODEL_BUDGET, withinBudget } from '../text/model-budget';
 import { runTool } from './tool-runner';
 import type { ToolContext, ToolDefinition, ToolResult } from './tool-types';
 import { SETUP_DESCRIPTION, SETUP_PARAMETERS } from './tool-specs';

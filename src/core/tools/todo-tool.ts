@@ -1,13 +1,13 @@
 // The `todo` tool: the steps of the session's current Work (create, update, list, get, delete, clear).
-import type { StepChange, StepChangeResult } from '../step-ops';
-import type { SettablePriorityLevel } from '../schedule';
-import { findStep } from '../step-ops';
-import { keyOf } from '../work-io';
+import type { StepChange, StepChangeResult } from '../steps/step-ops';
+import type { SettablePriorityLevel } from '../time/schedule';
+import { findStep } from '../steps/step-ops';
+import { keyOf } from '../work/work-io';
 import { boundOrResult, isResult, runTool } from './tool-runner';
 import type { ToolContext, ToolDefinition, ToolResult } from './tool-types';
 import { TODO_DESCRIPTION, STEP_STATUS, TODO_PARAMETERS } from './tool-specs';
-import { fenceUntrusted, UNTRUSTED_PREAMBLE } from '../text-guard';
-import { SETTLED, visibleSteps } from '../work-state';
+import { fenceUntrusted, UNTRUSTED_PREAMBLE } from '../text/text-guard';
+import { SETTLED, visibleSteps } from '../work/work-state';
 import { panelItems, personChanges, renderWork, stepLine, transitionsLine } from './work-view';
 
 type StepArg = { title: string; status?: 'pending' | 'in_progress' };

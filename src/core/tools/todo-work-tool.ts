@@ -1,10 +1,10 @@
 // The `todo_work` tool: the list's queue of Works (list, switch, next, refresh, finish_current, wait_for_human, resume, keep_open).
-import { finalizeWork } from '../finalize';
-import type { TakenAnswer } from '../phone-answers';
-import { renderQueuePayload, type QueuePayloadStrings, type SkippedWork } from '../queue-policy';
-import { routeFor, type Route } from '../route-tags';
-import { keyOf } from '../work-io';
-import { visibleSteps, SETTLED } from '../work-state';
+import { finalizeWork } from '../review/finalize';
+import type { TakenAnswer } from '../phone/phone-answers';
+import { renderQueuePayload, type QueuePayloadStrings, type SkippedWork } from '../queue/queue-policy';
+import { routeFor, type Route } from '../queue/route-tags';
+import { keyOf } from '../work/work-io';
+import { visibleSteps, SETTLED } from '../work/work-state';
 import { boundOrResult, isResult, runTool } from './tool-runner';
 import type { ToolContext, ToolDefinition, ToolResult } from './tool-types';
 import { TODO_WORK_DESCRIPTION, TODO_WORK_PARAMETERS } from './tool-specs';
@@ -59,7 +59,7 @@ async function run(args: Record<string, unknown>, ctx: ToolContext): Promise<Too
       const waiting = queue.skipped.filter((s) => s.reason === 'waiting_for_human').length;
       const note = (waiting ? ` ${waiting} Work(s) are waiting for the person.` : '') + routedNote(queue.skipped, route);
       // Answers the person gave in Dida to Works no other session works on now are handed over here, once.
-      const { answerNote, heldByOtherSession, mayTakeAnswer, takeAnswers } = await import('../phone-answers');
+      const { answerNote, heldByOtherSession, mayTakeAnswer, takeAnswers } = await import('../phone/phone-answers');
       const taker = { projectId: binding.projectId, ...(route ? { route } : {}) };
       const answers: TakenAnswer[] = await takeAnswers(
         engine.deps,
@@ -114,7 +114,7 @@ async function run(args: Record<string, unknown>, ctx: ToolContext): Promise<Too
       const before = await engine.getWork(key);
       // A Work the person already resumed from Dida: its answer (if not handed over yet) is the result.
       const work = before.waiting || !before.pendingAnswer ? await engine.resume(ctx.sessionId, key) : before;
-      const { answerNote, takeAnswers } = await import('../phone-answers');
+      const { answerNote, takeAnswers } = await import('../phone/phone-answers');
       const answers = await takeAnswers(engine.deps, (k) => k === keyOf(work));
       const message = before.waiting ? `Resumed Work ${keyOf(work)}.` : `Work ${keyOf(work)} was already resumed by the person in Dida.`;
       return { code: 'ok', message, detail: [renderWork(work), ...answers.map(answerNote)].join('\n\n'), data: panelItems(work) };

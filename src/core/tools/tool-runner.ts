@@ -1,7 +1,7 @@
 // Shared execution path of the tools: argument validation, binding lookup, domain outcomes as results.
 import { isDidaError, adviceFor } from '../../dida/dida-error';
 import { findBinding, type Binding } from '../../store/config-store';
-import { isWorkError } from '../engine-context';
+import { isWorkError } from '../work/engine-context';
 import { validateArgs } from './tool-args';
 import type { ParameterSpec, ToolContext, ToolResult } from './tool-types';
 

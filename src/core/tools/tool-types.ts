@@ -1,7 +1,7 @@
 // Host-neutral tool definitions: a parameter schema in the shape dsh tools use, validation, and {code, message} results.
-import type { ConfigPort } from '../bindings';
-import type { OutcomeCode } from '../engine-context';
-import type { WorkEngine } from '../work-engine';
+import type { ConfigPort } from '../queue/bindings';
+import type { OutcomeCode } from '../work/engine-context';
+import type { WorkEngine } from '../engine/work-engine';
 import type { DidaGateway } from '../../dida/dida-gateway';
 
 /** A parameter node (same vocabulary as dsh's ParameterSchemaSpec). */

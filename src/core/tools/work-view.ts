@@ -1,10 +1,10 @@
 // Model-facing text of a Work and its steps: our words outside the fence (ids, statuses, counts), the person's inside it.
-import { levelFromPriority } from '../schedule';
-import { fenceUntrusted, UNTRUSTED_PREAMBLE } from '../text-guard';
-import type { StepChangeResult } from '../step-ops';
-import { keyOf } from '../work-io';
-import { SETTLED, visibleSteps, type StepRecord, type WorkRecord } from '../work-state';
-import { MODEL_BUDGET, withinBudget } from './model-budget';
+import { levelFromPriority } from '../time/schedule';
+import { fenceUntrusted, UNTRUSTED_PREAMBLE } from '../text/text-guard';
+import type { StepChangeResult } from '../steps/step-ops';
+import { keyOf } from '../work/work-io';
+import { SETTLED, visibleSteps, type StepRecord, type WorkRecord } from '../work/work-state';
+import { MODEL_BUDGET, withinBudget } from '../text/model-budget';
 
 /** One step inside the fence: its id, status, title (capped), who wrote it and the resolution. */
 export function stepLine(step: StepRecord): string {

@@ -1,0 +1,219 @@
+// Claims across hosts and sessions: before executing a Work occurrence a session posts a readable claim comment; the
+// earliest live claim by the list owner's account wins.
+import type { Comment } from '../../dida/types';
+import { parseDidaDate } from '../../dida/dida-date';
+import type { EngineDeps } from '../work/engine-context';
+import { WorkError } from '../work/engine-context';
+import { getLocale } from '../text/locale';
+import { MAX_COMMENT_LENGTH, MAX_TITLE_LENGTH, sanitizeForDida } from '../text/text-guard';
+import { loadWork, saveWork, withWork } from '../work/work-io';
+import type { WorkRecord } from '../work/work-state';
+
+/** Default lease: a claim with no progress on the Work for this long no longer blocks other sessions. */
+export const DEFAULT_CLAIM_LEASE_MS = 30 * 60_000;
+
+const LOCALES = [getLocale('zh'), getLocale('en')];
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+function templateRegExp(template: string): RegExp {
+  const pattern = escapeRegExp(template)
+    .replace(escapeRegExp('{host}'), '(?<host>.+?)')
+    .replace(escapeRegExp('{session}'), '(?<session>[0-9A-Za-z]{1,16})')
+    .replace(escapeRegExp('{occurrence}'), '(?<occurrence>[0-9-]+)');
+  return new RegExp(`^${pattern}$`, 'u');
+}
+
+const CLAIM_KEYS = ['dida.comment.claimOccurrence', 'dida.comment.claim', 'dida.comment.claimOccurrenceLegacy', 'dida.comment.claimLegacy'] as const;
+const CLAIM_PATTERNS = LOCALES.flatMap((l) => CLAIM_KEYS.map((key) => templateRegExp(l.t(key))));
+
+/** The notices that end a claim: a session's own release, and another host's report that its lease ran out. */
+const END_KEYS = ['dida.comment.released', 'dida.comment.claimExpired'] as const;
+const END_PATTERNS = LOCALES.flatMap((l) =>
+  END_KEYS.map((key) => {
+    const template = l.t(key);
+    const head = template.slice(0, template.indexOf('{where}') >= 0 ? template.indexOf('{where}') : template.length);
+    // Up to the first variable after both names: what follows is free text (where it stopped, the minutes).
+    const cut = head.search(/\{(?!host\}|session\})\w+\}/);
+    const pattern = escapeRegExp(cut >= 0 ? head.slice(0, cut) : head)
+      .replace(escapeRegExp('{host}'), '(?<host>.+?)')
+      .replace(escapeRegExp('{session}'), '(?<session>[0-9A-Za-z]{1,16})');
+    return new RegExp(`^${pattern}`, 'u');
+  }),
+);
+
+/** Reads a notice that ends a claim (a release, or a report that its lease ran out): whose claim it ends. */
+export function parseClaimEnd(text: string): { host: string; session: string } | undefined {
+  for (const pattern of END_PATTERNS) {
+    const match = pattern.exec(text.trim());
+    if (match?.groups?.host && match.groups.session) return { host: match.groups.host, session: match.groups.session };
+  }
+  return undefined;
+}
+
+/** Reads a claim comment in any locale: the host label, the session tag ('' in claims of older versions) and the occurrence day. */
+export function parseClaim(text: string): { host: string; session: string; occurrence: string } | undefined {
+  for (const pattern of CLAIM_PATTERNS) {
+    const match = pattern.exec(text.trim());
+    if (match?.groups?.host) return { host: match.groups.host, session: match.groups.session ?? '', occurrence: match.groups.occurrence ?? '' };
+  }
+  return undefined;
+}
+
+/** The label this host signs claims with (sanitized, single line). */
+export function hostLabelOf(deps: EngineDeps): string {
+  return sanitizeForDida(deps.hostLabel ?? 'dsh', { maxLength: 60, singleLine: true }) || 'dsh';
+}
+
+/** A short tag naming a session in claim comments (the first 8 letters/digits of its id after `session-`). */
+export function sessionTag(sessionId: string): string {
+  return sessionId.replace(/^session[-_]?/i, '').replace(/[^0-9A-Za-z]/g, '').slice(0, 8) || 'main';
+}
+
+/** Who holds a claim: host label and session tag. */
+export function holderOf(deps: EngineDeps, sessionId: string): string {
+  return `${hostLabelOf(deps)}#${sessionTag(sessionId)}`;
+}
+
+export function claimText(deps: EngineDeps, occurrence: string, sessionId: string): string {
+  const vars = { host: hostLabelOf(deps), session: sessionTag(sessionId), occurrence };
+  const text = occurrence ? deps.locale.t('dida.comment.claimOccurrence', vars) : deps.locale.t('dida.comment.claim', vars);
+  return sanitizeForDida(text, { maxLength: Math.min(MAX_COMMENT_LENGTH, MAX_TITLE_LENGTH), singleLine: true });
+}
+
+export interface LiveClaim {
+  comment: Comment;
+  holder: string;
+  /** When the claim last showed activity (its own time, or the owner's latest progress comment after it), in ms. */
+  activity: number;
+}
+
+function timeOf(comment: Comment | undefined): number {
+  return parseDidaDate(comment?.createdTime)?.getTime() ?? 0;
+}
+
+/**
+ * The earliest claim for `occurrence` by the owner's account that is still live at `now`. Comments are ordered by
+ * `createdTime` (never by list position). A claim's lease runs from its own time and every later comment by the owner
+ * (progress). Claims by other accounts never count (a collaborator cannot block the owner's agents).
+ */
+export function earliestLiveClaim(comments: readonly Comment[], ownerUserId: string, occurrence: string, leaseMs: number, now: number): LiveClaim | undefined {
+  const owned = comments.filter((c) => c.userId === ownerUserId).sort((a, b) => timeOf(a) - timeOf(b) || a.id.localeCompare(b.id));
+  for (let i = 0; i < owned.length; i++) {
+    const comment = owned[i] as Comment;
+    const claim = parseClaim(comment.title);
+    if (!claim || claim.occurrence !== occurrence) continue;
+    const later = owned.slice(i + 1);
+    // A release by its holder, or a report that its lease ran out, ends the claim.
+    if (later.some((c) => endsClaim(c.title, claim))) continue;
+    // Progress is any later comment by the owner that is neither a claim (a losing claim proves nothing) nor a notice.
+    const progress = later.filter((c) => !parseClaim(c.title) && !parseClaimEnd(c.title));
+    const activity = Math.max(timeOf(comment), timeOf(progress.at(-1)));
+    if (now - activity <= leaseMs) return { comment, holder: claim.session ? `${claim.host}#${claim.session}` : claim.host, activity };
+  }
+  return undefined;
+}
+
+function endsClaim(text: string, claim: { host: string; session: string }): boolean {
+  const end = parseClaimEnd(text);
+  return !!end && end.host === claim.host && (claim.session === '' || end.session === claim.session);
+}
+
+export type ClaimOutcome = { status: 'won'; posted: boolean } | { status: 'lost' };
+
+export interface ClaimOptions {
+  /** Sessions of this machine whose claims this session takes over (a session that crashed mid-turn). */
+  inheritFrom?: readonly string[];
+}
+
+/**
+ * Claims a Work occurrence for the session `sessionId` under the Work's lock (at most 3 requests: list, post, list):
+ * when the list's owner is known and a live claim exists, it decides (the session keeps its own); else a claim is
+ * posted (its answer names the owner's account) and the comments are listed again: the earliest live claim by the
+ * owner decides, and a losing claim is taken back. Two sessions
+ * of one host are two claimants. A loser must not execute the Work.
+ */
+export async function claimWork(deps: EngineDeps, key: string, sessionId: string, options: ClaimOptions = {}): Promise<ClaimOutcome> {
+  const leaseMs = deps.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS;
+  const me = holderOf(deps, sessionId);
+  const mine = new Set([me, ...(options.inheritFrom ?? []).map((s) => holderOf(deps, s))]);
+  return withWork(deps, key, async () => {
+    const work = await loadWork(deps, key);
+    let owner = (await deps.state.read()).owners[work.projectId];
+    let holder: { name: string; at: number } | undefined;
+    const decide = (list: readonly Comment[], ownerId: string): ClaimOutcome | undefined => {
+      const live = earliestLiveClaim(list, ownerId, work.occurrence, leaseMs, deps.now());
+      if (!live) return undefined;
+      holder = { name: live.holder, at: live.activity };
+      return mine.has(live.holder) ? { status: 'won', posted: live.holder === me ? false : true } : { status: 'lost' };
+    };
+    const text = claimText(deps, work.occurrence, sessionId);
+    const comments = await deps.gateway.listComments(work.projectId, work.taskId);
+    if (!owner) {
+      // A claim this session posted before the process died (before it could record the owner): its author is the owner.
+      const mine = comments.find((c) => c.title === text && c.userId);
+      if (mine?.userId) owner = await learnOwner(deps, work.projectId, mine.userId);
+    }
+    if (owner) {
+      const first = decide(comments, owner);
+      // A claim of a session this one takes over is this session's: its own claim is posted so the comments say so.
+      if (first && !(first.status === 'won' && first.posted)) return remember(deps, work, first, me, holder);
+    }
+    const posted = await deps.gateway.addComment(work.projectId, work.taskId, text);
+    if (posted.userId && posted.userId !== owner) owner = await learnOwner(deps, work.projectId, posted.userId);
+    if (!owner) return remember(deps, work, { status: 'won', posted: true }, me);
+    holder = undefined;
+    const second = decide(await deps.gateway.listComments(work.projectId, work.taskId), owner) ?? { status: 'won' as const, posted: true };
+    if (second.status === 'lost') await withdraw(deps, work, posted.id);
+    return remember(deps, work, second.status === 'won' ? { status: 'won', posted: true } : second, me, holder);
+  });
+}
+
+async function learnOwner(deps: EngineDeps, projectId: string, userId: string): Promise<string> {
+  await deps.state.update((s) => {
+    s.owners[projectId] = userId;
+  });
+  return userId;
+}
+
+/** A losing claim is taken back, so the person does not read that this session started working. */
+async function withdraw(deps: EngineDeps, work: WorkRecord, commentId: string): Promise<void> {
+  try {
+    await deps.gateway.deleteComment?.(work.projectId, work.taskId, commentId);
+  } catch (error) {
+    deps.log?.(`a losing claim comment could not be removed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+/**
+ * Records the claim decision on the Work: this session's (now), or the other holder's with the time of its last
+ * activity in Dida (its lease runs from there).
+ */
+async function remember(deps: EngineDeps, work: WorkRecord, outcome: ClaimOutcome, me: string, other?: { name: string; at: number }): Promise<ClaimOutcome> {
+  const holder = outcome.status === 'won' ? me : (other?.name ?? 'elsewhere');
+  const at = outcome.status === 'won' ? deps.now() : Math.min(deps.now(), other?.at ?? deps.now());
+  if (work.claim?.holder !== holder || Math.abs(at - work.claim.at) > 60_000) {
+    work.claim = { holder, at };
+    await saveWork(deps, work);
+  }
+  return outcome;
+}
+
+/** Throws `claimed_elsewhere` when another session (of this or another host) holds the Work. */
+export async function requireClaim(deps: EngineDeps, key: string, sessionId: string, options: ClaimOptions = {}): Promise<void> {
+  const outcome = await claimWork(deps, key, sessionId, options);
+  if (outcome.status === 'lost') {
+    throw new WorkError('claimed_elsewhere', `Another session (on this or another machine) is already working on Work ${key}; pick another Work with todo_work list.`);
+  }
+}
+
+/** Whether the last claim seen for the Work is another session's and still within its lease. */
+export function heldElsewhere(deps: EngineDeps, work: WorkRecord, sessionId: string | undefined): boolean {
+  const claim = work.claim;
+  if (!claim) return false;
+  if (sessionId !== undefined && claim.holder === holderOf(deps, sessionId)) return false;
+  if (sessionId === undefined && claim.holder.startsWith(`${hostLabelOf(deps)}#`)) return false;
+  return deps.now() - claim.at <= (deps.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS);
+}
