@@ -118,12 +118,15 @@ describe.skipIf(!ENABLED)('the simulator page: a person writes a task, a real ds
     const comments = sim.listComments(task.id).map((c) => c.title);
     expect(comments[0]).toBe('先看 Safari 17');
     expect(comments.some((c) => /^🤖 .+ 开始处理（会话 [0-9a-z]+）$/.test(c))).toBe(true);
+    // The one-shot ended with steps open: it gave the Work back, and said so (issue 22).
+    expect(comments.filter((c) => /^🤖 .+ 停止处理（会话 [0-9a-z]+）：已完成 1\/3 步/.test(c))).toHaveLength(1);
     expect(sim.getTask(task.id)?.items?.map((i) => [i.title, i.status])).toEqual([['复现', 1], ['修复', 0], ['回归测试', 0]]);
     const draft = sim.listTasks(listId).find((t) => t.priority === 0)!;
     expect(sim.listComments(draft.id)).toEqual([]);
 
     const shown = card('修复登录页白屏');
-    await shown.getByTestId('comment').filter({ hasText: '🤖' }).waitFor({ timeout: 10_000 });
+    await shown.getByTestId('comment').filter({ hasText: /🤖 \S+ 开始处理/ }).waitFor({ timeout: 10_000 });
+    await shown.getByTestId('comment').filter({ hasText: /🤖 \S+ 停止处理/ }).waitFor({ timeout: 10_000 });
     await expect.poll(async () => shown.getByTestId('item').evaluateAll((els) => els.map((el) => el.getAttribute('data-done')))).toEqual(['true', 'false', 'false']);
     fs.mkdirSync(OUT, { recursive: true });
     await page.screenshot({ path: path.join(OUT, 'sim-page-zh.png'), fullPage: true });
