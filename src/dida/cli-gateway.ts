@@ -8,6 +8,7 @@ import { sortComments } from './comment-pages';
 import { DidaError, adviceFor, codeForAnswer, isDidaError } from './dida-error';
 import type { CallOptions, DidaGateway } from './dida-gateway';
 import { liveTask, present } from './missing-answer';
+import type { RequestGate } from './request-budget';
 import {
   CommentSchema,
   ProjectDataSchema,
@@ -43,6 +44,8 @@ export interface CliGatewayOptions {
   retryDelayMs?: number;
   /** The IANA zone `getPreference` reports (default: this process's zone, see getPreference). */
   timeZone?: string;
+  /** Asked before every `dida` command and told how it ended (the machine-wide request budget, request-budget.ts). */
+  gate?: RequestGate;
 }
 
 const DEFAULT_TIMEOUT_MS = 20_000;
@@ -100,6 +103,7 @@ class CliGateway implements DidaGateway {
   private readonly readRetries: number;
   private readonly retryDelayMs: number;
   private readonly timeZone: string | undefined;
+  private readonly gate: RequestGate | undefined;
   private readonly runner = new CliProcessRunner();
 
   constructor(options: CliGatewayOptions) {
@@ -112,6 +116,7 @@ class CliGateway implements DidaGateway {
     this.readRetries = Math.max(0, options.readRetries ?? 1);
     this.retryDelayMs = options.retryDelayMs ?? 300;
     this.timeZone = options.timeZone;
+    this.gate = options.gate;
   }
 
   async listProjects(options?: CallOptions): Promise<Project[]> {
@@ -282,6 +287,26 @@ class CliGateway implements DidaGateway {
   }
 
   private async attempt<S extends Schema | undefined>(spec: CommandSpec<S>, signal: AbortSignal | undefined): Promise<Parsed<S>> {
+    if (!this.gate) return this.execute(spec, signal);
+    try {
+      await this.gate.acquire(spec.route, signal);
+    } catch (error) {
+      // The budget already waited as long as this command may: the error goes to the caller, not to a retry.
+      if (isDidaError(error)) PERMANENT_FAILURES.add(error);
+      throw error;
+    }
+    try {
+      const parsed = await this.execute(spec, signal);
+      await this.gate.observe(spec.route, { status: 200 });
+      return parsed;
+    } catch (error) {
+      await this.gate.observe(spec.route, isDidaError(error) && error.status !== undefined ? { status: error.status } : {});
+      throw error;
+    }
+  }
+
+  /** Runs one `dida` command and interprets what it printed. */
+  private async execute<S extends Schema | undefined>(spec: CommandSpec<S>, signal: AbortSignal | undefined): Promise<Parsed<S>> {
     const label = commandLabel(this.command, spec.args);
     const result = await this.runner.run({
       command: this.command,

@@ -8,6 +8,7 @@ import { readAllCommentPages } from './comment-pages';
 import { liveTask, present } from './missing-answer';
 import { DidaError, adviceFor, codeForAnswer, isDidaError } from './dida-error';
 import type { CallOptions, DidaGateway } from './dida-gateway';
+import type { RequestGate } from './request-budget';
 import {
   CommentSchema,
   MemberSchema,
@@ -51,6 +52,8 @@ export interface HttpGatewayOptions {
   retry?: Partial<RetryPolicy>;
   /** Observes every HTTP attempt (route template, status or error code, milliseconds). */
   onAttempt?: (info: AttemptInfo) => void;
+  /** Asked before every HTTP attempt and told how it ended (the machine-wide request budget, request-budget.ts). */
+  gate?: RequestGate;
 }
 
 export interface AttemptInfo {
@@ -60,6 +63,9 @@ export interface AttemptInfo {
   code?: string;
   ms: number;
 }
+
+/** Errors of the request gate (a budget that would wait too long): never retried by the gateway itself. */
+const UNRETRIED = new WeakSet<object>();
 
 const DEFAULT_RETRY: RetryPolicy = { retries: 3, baseDelayMs: 250, maxDelayMs: 4_000, maxRetryAfterMs: 30_000 };
 const EXCERPT_CHARS = 300;
@@ -104,6 +110,7 @@ class HttpGateway implements DidaGateway {
   private readonly timeoutMs: number;
   private readonly retry: RetryPolicy;
   private readonly onAttempt: ((info: AttemptInfo) => void) | undefined;
+  private readonly gate: RequestGate | undefined;
 
   constructor(options: HttpGatewayOptions) {
     const token = typeof options.token === 'string' ? options.token.trim() : '';
@@ -115,6 +122,7 @@ class HttpGateway implements DidaGateway {
     this.timeoutMs = options.timeoutMs ?? 15_000;
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
     this.onAttempt = options.onAttempt;
+    this.gate = options.gate;
   }
 
   async listProjects(options?: CallOptions): Promise<Project[]> {
@@ -287,8 +295,9 @@ class HttpGateway implements DidaGateway {
       try {
         return await this.attempt(spec, attempt, options?.signal);
       } catch (error) {
-        if (!isDidaError(error) || !error.retryable || attempt >= maxAttempts) throw error;
-        const wait = this.retryDelay(error, attempt);
+        if (!isDidaError(error) || !error.retryable || attempt >= maxAttempts || UNRETRIED.has(error)) throw error;
+        // With a gate, the pause after a 429 is the gate's (shared by the machine, bounded by the request's priority).
+        const wait = this.gate && error.code === 'rate_limited' ? 0 : this.retryDelay(error, attempt);
         if (wait === undefined) throw error;
         await sleep(wait, options?.signal);
       }
@@ -305,6 +314,26 @@ class HttpGateway implements DidaGateway {
 
   private async attempt<S extends z.ZodMiniType | undefined>(spec: RequestSpec<S>, attempt: number, callerSignal: AbortSignal | undefined): Promise<Parsed<S>> {
     callerSignal?.throwIfAborted();
+    if (!this.gate) return this.exchange(spec, attempt, callerSignal);
+    try {
+      await this.gate.acquire(spec.route, callerSignal);
+    } catch (error) {
+      // The budget already waited as long as this request may: the error goes to the caller, not to a retry.
+      if (error instanceof Object) UNRETRIED.add(error);
+      throw error;
+    }
+    try {
+      const parsed = await this.exchange(spec, attempt, callerSignal);
+      await this.gate.observe(spec.route, { status: 200 });
+      return parsed;
+    } catch (error) {
+      await this.gate.observe(spec.route, isDidaError(error) ? { ...(error.status !== undefined ? { status: error.status } : {}), ...(error.retryAfterMs !== undefined ? { retryAfterMs: error.retryAfterMs } : {}) } : {});
+      throw error;
+    }
+  }
+
+  /** One HTTP request and its answer (timeout, parse, classification). */
+  private async exchange<S extends z.ZodMiniType | undefined>(spec: RequestSpec<S>, attempt: number, callerSignal: AbortSignal | undefined): Promise<Parsed<S>> {
     const started = performance.now();
     const timeout = new AbortController();
     const timer = setTimeout(() => timeout.abort(), this.timeoutMs);

@@ -16,6 +16,9 @@ async function loadYaml(): Promise<typeof import('yaml')> {
   return typeof imported.parseDocument === 'function' ? imported : (imported.default as typeof import('yaml'));
 }
 export const DEFAULT_POLL_INTERVAL_MINUTES = 10;
+/** The default request budget (the same as DEFAULT_BUDGET in src/dida/request-budget.ts). */
+export const DEFAULT_BUDGET_PER_MINUTE = 60;
+export const DEFAULT_BUDGET_PER_FIVE_MINUTES = 240;
 
 /** A route tag as written: optional leading `#`, then letters or digits first, then letters, digits, `_ . - /` (at most 64). */
 const ROUTE_TAG_TEXT = /^\s*#*[\p{L}\p{N}][\p{L}\p{N}_.\-/]{0,63}\s*$/u;
@@ -37,6 +40,13 @@ export const ConfigSchema = z.strictObject({
     z.strictObject({
       enabled: z._default(z.boolean(), false),
       intervalMinutes: z._default(z.int().check(z.gte(1), z.lte(1440)), DEFAULT_POLL_INTERVAL_MINUTES),
+    }),
+  ),
+  /** The machine-wide Dida request budget of the account (every process and session of this machine shares it). */
+  budget: z.optional(
+    z.strictObject({
+      perMinute: z._default(z.int().check(z.gte(1), z.lte(1000)), DEFAULT_BUDGET_PER_MINUTE),
+      perFiveMinutes: z._default(z.int().check(z.gte(1), z.lte(5000)), DEFAULT_BUDGET_PER_FIVE_MINUTES),
     }),
   ),
   /** Whole comments by the list's owner that pause a running Work (wins over the plugin row's; [] turns them off). */
@@ -90,8 +100,9 @@ export class ConfigError extends Error {
 
 /** The keys config.yaml allows at each place (for "did you mean"). */
 const KNOWN_KEYS: Record<string, readonly string[]> = {
-  '': ['version', 'region', 'baseUrl', 'locale', 'poll', 'stopPhrases', 'hostLabel', 'bindings'],
+  '': ['version', 'region', 'baseUrl', 'locale', 'poll', 'budget', 'stopPhrases', 'hostLabel', 'bindings'],
   poll: ['enabled', 'intervalMinutes'],
+  budget: ['perMinute', 'perFiveMinutes'],
   binding: ['cwd', 'projectId', 'label', 'tag'],
 };
 
@@ -265,6 +276,7 @@ export async function serializeConfig(config: DidaTodoConfig, header = DEFAULT_H
     baseUrl: config.baseUrl,
     locale: config.locale,
     poll: config.poll,
+    budget: config.budget,
     stopPhrases: config.stopPhrases,
     hostLabel: config.hostLabel,
     bindings: config.bindings.map((b) => dropUndefined({ cwd: b.cwd, projectId: b.projectId, label: b.label, tag: b.tag })),

@@ -5,6 +5,7 @@ import { createCliGateway } from '../dida/cli-gateway';
 import { DidaError } from '../dida/dida-error';
 import type { DidaGateway } from '../dida/dida-gateway';
 import { createHttpGateway, resolveBaseUrl, type DidaRegion } from '../dida/http-gateway';
+import { accountKey, createRequestBudget, DEFAULT_BUDGET, type BudgetLimits, type RequestGate } from '../dida/request-budget';
 import { resolveToken, type ResolvedToken } from '../dida/token-source';
 import type { ConfigPort } from '../core/bindings';
 import type { LockPort, StatePort } from '../core/engine-context';
@@ -16,6 +17,7 @@ import { createConfigReader, updateConfig, type DidaTodoConfig } from '../store/
 import { withLock, type LockOptions } from '../store/file-lock';
 import { resolvePaths, type DidaTodoPaths } from '../store/paths';
 import { LoggedStateStore } from '../store/logged-state-store';
+import { budgetStore } from '../store/budget-store';
 import type { RepoEvidencePort } from '../core/repo-evidence';
 import type { CorruptStateInfo } from '../store/state-store';
 
@@ -36,6 +38,8 @@ export interface RuntimeOptions {
   progressWindowMs?: number;
   /** The plugin row's stop phrases (config.yaml's win). */
   stopPhrases?: readonly string[];
+  /** Leave the machine-wide request budget out (default: every request of the gateway goes through it). */
+  budget?: false;
   log?: (line: string) => void;
 }
 
@@ -53,6 +57,11 @@ export interface Runtime {
   gateway(): Promise<DidaGateway>;
   /** Where the token comes from (never the token), or undefined when there is none. */
   tokenSource(): Promise<Omit<ResolvedToken, 'token'> | undefined>;
+  /**
+   * A name of the Dida account the gateway talks to (a hash of its base URL and token; see accountKey), known once the
+   * gateway was created; what the machine-wide budget and the poller election are keyed by.
+   */
+  account(): Promise<string>;
   /** Corrupt state files moved aside during this runtime's life. */
   readonly corruptions: CorruptStateInfo[];
   close(): Promise<void>;
@@ -145,6 +154,15 @@ export function openRuntime(options: RuntimeOptions = {}): Runtime {
     update: (fn) => updateConfig(paths.configFile, fn, { lockDir: paths.lockDir }),
   };
   let gatewayPromise: Promise<DidaGateway> | undefined;
+  let accountName: string | undefined;
+
+  /** The budget limits in force: config.yaml's, else the defaults (also while config.yaml cannot be read). */
+  const limits = async (): Promise<BudgetLimits> => (await reader.read().catch(() => undefined))?.config.budget ?? DEFAULT_BUDGET;
+  const gateFor = (key: string, baseUrl: string): RequestGate | undefined => {
+    accountName = key;
+    if (options.budget === false) return undefined;
+    return createRequestBudget({ store: budgetStore(paths.stateDir, paths.lockDir, key), limits, baseUrl, ...(options.log ? { log: options.log } : {}) });
+  };
 
   const lookup = () =>
     resolveToken({
@@ -157,7 +175,10 @@ export function openRuntime(options: RuntimeOptions = {}): Runtime {
   async function build(): Promise<DidaGateway> {
     const cfg: DidaTodoConfig = (await reader.read()).config;
     const didaCommand = options.didaCommand;
-    if (didaCommand) return createCliGateway({ command: didaCommand, ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}) });
+    if (didaCommand) {
+      const gate = gateFor(accountKey(`dida-cli:${didaCommand}`, ''), `dida-cli:${didaCommand}`);
+      return createCliGateway({ command: didaCommand, ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}), ...(gate ? { gate } : {}) });
+    }
     const found = await lookup();
     if (!found) throw new DidaError({ code: 'auth', message: NO_TOKEN_MESSAGE });
     if (found.warning) options.log?.(found.warning);
@@ -166,12 +187,22 @@ export function openRuntime(options: RuntimeOptions = {}): Runtime {
       { source: 'config', region: cfg.region, baseUrl: cfg.baseUrl },
       { source: 'row', region: options.region, baseUrl: options.baseUrl },
     ]);
+    const gate = gateFor(accountKey(endpoint.baseUrl, found.token.trim()), endpoint.baseUrl);
     return createHttpGateway({
       token: found.token,
       region: endpoint.region,
       baseUrl: endpoint.baseUrl,
       ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+      ...(gate ? { gate } : {}),
     });
+  }
+
+  function gateway(): Promise<DidaGateway> {
+    gatewayPromise ??= build().catch((error: unknown) => {
+      gatewayPromise = undefined;
+      throw error;
+    });
+    return gatewayPromise;
   }
 
   return {
@@ -184,12 +215,10 @@ export function openRuntime(options: RuntimeOptions = {}): Runtime {
     ...(options.progressWindowMs !== undefined ? { progressWindowMs: options.progressWindowMs } : {}),
     ...(options.stopPhrases !== undefined ? { stopPhrases: options.stopPhrases } : {}),
     corruptions,
-    gateway() {
-      gatewayPromise ??= build().catch((error: unknown) => {
-        gatewayPromise = undefined;
-        throw error;
-      });
-      return gatewayPromise;
+    gateway,
+    async account() {
+      await gateway();
+      return accountName as string;
     },
     async tokenSource() {
       const found = await lookup();
