@@ -5,6 +5,14 @@ import { defineConfig } from 'vitest/config';
 // `npx vitest run --project live-a`; one file in one project: `npx vitest run --project kind tests/…`.
 const ENGINE_SUITES = ['tests/integration/engine-*.test.ts', 'tests/integration/crash-safety.test.ts'];
 const LIVE_VARIANTS = ['live-a', 'live-b', 'live-c'];
+// The rate-limit variant runs the engine suites that write most (claims, comments, finalize) once more, with its windows
+// scaled to a one-second "minute" and the request budget in front; a 429 fails the test (decision 0086).
+const RATE_LIMIT_SUITES = [
+  'tests/integration/engine-lifecycle.test.ts',
+  'tests/integration/engine-claims.test.ts',
+  'tests/integration/engine-finalize.test.ts',
+  'tests/integration/engine-task-writer.test.ts',
+];
 
 export default defineConfig({
   test: {
@@ -20,6 +28,7 @@ export default defineConfig({
         extends: true as const,
         test: { name: variant, include: ENGINE_SUITES, env: { DIDA_SIM_VARIANT: variant } },
       })),
+      { extends: true, test: { name: 'rate-limit', include: RATE_LIMIT_SUITES, env: { DIDA_SIM_VARIANT: 'rate-limit' } } },
     ],
   },
 });

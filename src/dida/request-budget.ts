@@ -79,11 +79,11 @@ export function shareOf(limit: number, level: RequestPriority): number {
  * How long a request of `level` must wait at `now` (0: it may go now): until the pause after a 429 is over and each
  * window has room within the priority's share. Pure; `record.stamps` must be sorted.
  */
-export function budgetWait(record: BudgetRecord, limits: BudgetLimits, level: RequestPriority, now: number): number {
+export function budgetWait(record: BudgetRecord, limits: BudgetLimits, level: RequestPriority, now: number, minuteMs = MINUTE_MS): number {
   let until = record.pausedUntil ?? 0;
   for (const [limit, windowMs] of [
-    [limits.perMinute, MINUTE_MS],
-    [limits.perFiveMinutes, FIVE_MINUTES_MS],
+    [limits.perMinute, minuteMs],
+    [limits.perFiveMinutes, 5 * minuteMs],
   ] as const) {
     const allowed = shareOf(limit, level);
     const inWindow = record.stamps.filter((t) => t > now - windowMs);
@@ -99,8 +99,8 @@ export function usedIn(record: Pick<BudgetRecord, 'stamps'>, windowMs: number, n
 }
 
 /** Drops stamps older than five minutes (and any from the future beyond a small clock step). */
-export function pruneBudget(record: BudgetRecord, now: number): void {
-  record.stamps = record.stamps.filter((t) => t > now - FIVE_MINUTES_MS && t <= now + MINUTE_MS).sort((a, b) => a - b);
+export function pruneBudget(record: BudgetRecord, now: number, minuteMs = MINUTE_MS): void {
+  record.stamps = record.stamps.filter((t) => t > now - 5 * minuteMs && t <= now + MINUTE_MS).sort((a, b) => a - b);
   if (record.pausedUntil !== undefined && record.pausedUntil <= now) delete record.pausedUntil;
 }
 
@@ -137,6 +137,8 @@ export interface RequestBudgetOptions {
   /** Waiting (tests pass a fake). */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   log?: (line: string) => void;
+  /** The length of a "minute" (default 60 s; the long window is five of it). Tests under a scaled rate limit shorten it. */
+  minuteMs?: number;
 }
 
 /** The message of a request that would wait too long for the budget: what happened and when to try again. */
@@ -156,6 +158,7 @@ export function budgetExhaustedMessage(route: string, waitMs: number, paused: bo
 export function createRequestBudget(options: RequestBudgetOptions): RequestGate {
   const now = options.now ?? Date.now;
   const wait = options.sleep ?? sleep;
+  const minuteMs = options.minuteMs ?? MINUTE_MS;
   let strikesSeen = 0;
   let loggedAt = -Infinity;
   const openFail = (error: unknown) => {
@@ -174,11 +177,11 @@ export function createRequestBudget(options: RequestBudgetOptions): RequestGate 
         try {
           answer = await options.store.transact((record) => {
             const at = now();
-            pruneBudget(record, at);
+            pruneBudget(record, at, minuteMs);
             record.limits = { perMinute: limits.perMinute, perFiveMinutes: limits.perFiveMinutes };
             if (options.baseUrl) record.baseUrl = options.baseUrl;
             strikesSeen = record.strikes ?? 0;
-            const left = budgetWait(record, limits, level, at);
+            const left = budgetWait(record, limits, level, at, minuteMs);
             if (left === 0) record.stamps.push(at);
             return { wait: left, paused: (record.pausedUntil ?? 0) > at };
           });
