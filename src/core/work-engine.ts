@@ -122,14 +122,15 @@ export class WorkEngine {
   /**
    * Takes the best executable Work this host can claim in a directory with `route`: tries the ranked queue in order,
    * skipping Works another host holds, and makes the first one won the session's current Work. A `known` queue is
-   * taken as already ranked for this directory. Undefined when nothing can be taken.
+   * taken as already ranked for this directory. Undefined when nothing can be taken. `makeCurrent: false` claims it
+   * for a session of another process, which makes it current (touch) when it takes the Work over.
    */
-  async claimNext(sessionId: string, projectId: string, known?: QueueView, route?: Route): Promise<WorkRecord | undefined> {
+  async claimNext(sessionId: string, projectId: string, known?: QueueView, route?: Route, options: { makeCurrent?: boolean } = {}): Promise<WorkRecord | undefined> {
     const queue = known ?? (await this.queue(projectId, sessionId, route));
     for (const entry of queue.ranked) {
       const outcome = await claimWork(this.deps, entry.candidate.taskId, sessionId);
       if (outcome.status === 'won') {
-        await this.touch(sessionId, entry.candidate.taskId, true);
+        if (options.makeCurrent !== false) await this.touch(sessionId, entry.candidate.taskId, true);
         return loadWork(this.deps, entry.candidate.taskId);
       }
     }

@@ -40,6 +40,8 @@ export const ConfigSchema = z.strictObject({
     z.strictObject({
       enabled: z._default(z.boolean(), false),
       intervalMinutes: z._default(z.int().check(z.gte(1), z.lte(1440)), DEFAULT_POLL_INTERVAL_MINUTES),
+      /** Seconds between polls while sessions are idle and the list changes (the interval grows to intervalMinutes in quiet). */
+      intervalSeconds: z.optional(z.int().check(z.gte(5), z.lte(3600))),
     }),
   ),
   /** The machine-wide Dida request budget of the account (every process and session of this machine shares it). */
@@ -101,7 +103,7 @@ export class ConfigError extends Error {
 /** The keys config.yaml allows at each place (for "did you mean"). */
 const KNOWN_KEYS: Record<string, readonly string[]> = {
   '': ['version', 'region', 'baseUrl', 'locale', 'poll', 'budget', 'stopPhrases', 'hostLabel', 'bindings'],
-  poll: ['enabled', 'intervalMinutes'],
+  poll: ['enabled', 'intervalMinutes', 'intervalSeconds'],
   budget: ['perMinute', 'perFiveMinutes'],
   binding: ['cwd', 'projectId', 'label', 'tag'],
 };
