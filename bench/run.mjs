@@ -26,6 +26,7 @@ const SUITES = [
   { name: 'lifecycle', title: 'Whole Work lifecycle' },
   { name: 'sync', title: 'Sync scaling' },
   { name: 'plugin', title: 'Plugin overhead in dsh' },
+  { name: 'critical', title: 'Requests on the critical path of each tool call in a one-shot' },
 ];
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));

@@ -5,7 +5,7 @@ import { createCliGateway } from '../dida/cli-gateway';
 import { DidaError } from '../dida/dida-error';
 import type { DidaGateway } from '../dida/dida-gateway';
 import { createHttpGateway, resolveBaseUrl, type DidaRegion } from '../dida/http-gateway';
-import { accountKey, createRequestBudget, DEFAULT_BUDGET, type BudgetLimits, type RequestGate } from '../dida/request-budget';
+import { accountKey, createRequestBudget, DEFAULT_BUDGET, withRequestPriority, type BudgetLimits, type RequestGate } from '../dida/request-budget';
 import { resolveToken, type ResolvedToken } from '../dida/token-source';
 import type { ConfigPort } from '../core/bindings';
 import type { LockPort, StatePort } from '../core/engine-context';
@@ -18,6 +18,7 @@ import { withLock, type LockOptions } from '../store/file-lock';
 import { resolvePaths, type DidaTodoPaths } from '../store/paths';
 import { LoggedStateStore } from '../store/logged-state-store';
 import { budgetStore } from '../store/budget-store';
+import { readAccountFacts, writeAccountFacts } from '../store/account-facts';
 import type { RepoEvidencePort } from '../core/repo-evidence';
 import type { CorruptStateInfo } from '../store/state-store';
 
@@ -245,23 +246,50 @@ export function gitEvidencePort(log?: (line: string) => void): RepoEvidencePort 
   };
 }
 
+/** A time zone kept from Dida's preference is used without asking for this long (then read again in the background). */
+export const ZONE_FRESH_MS = 24 * 60 * 60_000;
+
 /**
- * A lazily created WorkEngine over the runtime. The account's time zone is read once from Dida's preference
- * (falling back to this machine's zone). A failure to create it (no token) is retried on the next call.
+ * The account's time zone: the one kept in the state folder from an earlier read of Dida's preference (read again in
+ * the background once a day old), else read now and kept; this machine's zone when Dida cannot say.
+ */
+async function accountZone(runtime: Runtime, gateway: DidaGateway, log?: (line: string) => void): Promise<string> {
+  // This machine's zone only when Dida does not say: the first Intl.DateTimeFormat of a process costs ~10 ms.
+  const localZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone;
+  const key = await Promise.resolve()
+    .then(() => runtime.account())
+    .catch(() => undefined);
+  const stateDir = runtime.paths?.stateDir;
+  const kept = key && stateDir ? readAccountFacts(stateDir, key) : {};
+  const read = async () => {
+    const zone = (await gateway.getPreference()).timeZone;
+    if (zone && key && stateDir) writeAccountFacts(stateDir, key, { ...readAccountFacts(stateDir, key), timeZone: zone, timeZoneReadAt: Date.now() });
+    return zone;
+  };
+  if (kept.timeZone) {
+    if (Date.now() - (kept.timeZoneReadAt ?? 0) > ZONE_FRESH_MS) {
+      void withRequestPriority('background', read).catch((error: unknown) => log?.(`could not read the Dida time zone again (keeping ${kept.timeZone}): ${error instanceof Error ? error.message : String(error)}`));
+    }
+    return kept.timeZone;
+  }
+  try {
+    return (await read()) || localZone();
+  } catch (error) {
+    const zone = localZone();
+    log?.(`could not read the Dida time zone, using ${zone}: ${error instanceof Error ? error.message : String(error)}`);
+    return zone;
+  }
+}
+
+/**
+ * A lazily created WorkEngine over the runtime. The account's time zone comes from Dida's preference, kept in the
+ * state folder between runs (see accountZone). A failure to create it (no token) is retried on the next call.
  */
 export function engineProvider(runtime: Runtime, log?: (line: string) => void): () => Promise<WorkEngine> {
   let pending: Promise<WorkEngine> | undefined;
   const make = async (): Promise<WorkEngine> => {
     const gateway = await runtime.gateway();
-    // This machine's zone only when Dida does not say: the first Intl.DateTimeFormat of a process costs ~10 ms.
-    const localZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone;
-    let timeZone: string;
-    try {
-      timeZone = (await gateway.getPreference()).timeZone || localZone();
-    } catch (error) {
-      timeZone = localZone();
-      log?.(`could not read the Dida time zone, using ${timeZone}: ${error instanceof Error ? error.message : String(error)}`);
-    }
+    const timeZone = await accountZone(runtime, gateway, log);
     // config.yaml is the person's own setting and wins over the plugin row for the locale and the host label.
     const settings = await runtime.config.read().catch(() => undefined);
     return new WorkEngine({
