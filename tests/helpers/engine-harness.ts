@@ -12,7 +12,7 @@ import { WorkEngine } from '../../src/core/work-engine';
 import type { EngineState } from '../../src/core/work-state';
 import { createHttpGateway } from '../../src/dida/http-gateway';
 import type { DidaGateway } from '../../src/dida/dida-gateway';
-import { accountKey, createRequestBudget, DEFAULT_BUDGET } from '../../src/dida/request-budget';
+import { accountKey, createRequestBudget, DEFAULT_BUDGET, type BudgetLimits } from '../../src/dida/request-budget';
 import { limitsRate, RATE_LIMIT_TEST_WINDOW_MS, simVariantFromEnv } from '../../src/sim/sim-variants';
 import { budgetStore } from '../../src/store/budget-store';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
@@ -37,6 +37,8 @@ export interface EngineHarnessOptions {
   timeZone?: string;
   /** Per-request timeout of the HTTP gateway (default 2000 ms). */
   timeoutMs?: number;
+  /** Put the machine's request budget in front of the gateway, with these limits (in a budget file in `dir`). */
+  budget?: BudgetLimits;
 }
 
 export async function startEngineHarness(options: EngineHarnessOptions = {}): Promise<EngineHarness> {
@@ -45,9 +47,12 @@ export async function startEngineHarness(options: EngineHarnessOptions = {}): Pr
   const sim = options.sim ?? (await startSimulator({ quirks: limited ? { ...variant, rateLimitWindowMs: RATE_LIMIT_TEST_WINDOW_MS } : variant }));
   // State files on a memory file system when there is one: engine suites make thousands of small fsyncs.
   const dir = options.dir ?? (await mkdtemp(path.join(existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir(), 'dida-engine-')));
-  const gate = limited
-    ? createRequestBudget({ store: budgetStore(dir, path.join(dir, 'locks'), accountKey(sim.baseUrl, sim.token)), limits: () => DEFAULT_BUDGET, minuteMs: RATE_LIMIT_TEST_WINDOW_MS })
-    : undefined;
+  const store = () => budgetStore(dir, path.join(dir, 'locks'), accountKey(sim.baseUrl, sim.token));
+  const gate = options.budget
+    ? createRequestBudget({ store: store(), limits: () => options.budget as BudgetLimits })
+    : limited
+      ? createRequestBudget({ store: store(), limits: () => DEFAULT_BUDGET, minuteMs: RATE_LIMIT_TEST_WINDOW_MS })
+      : undefined;
   const gateway = createHttpGateway({
     token: sim.token,
     baseUrl: sim.baseUrl,
