@@ -27,6 +27,7 @@ const SUITES = [
   { name: 'sync', title: 'Sync scaling' },
   { name: 'plugin', title: 'Plugin overhead in dsh' },
   { name: 'critical', title: 'Requests on the critical path of each tool call in a one-shot' },
+  { name: 'budget', title: 'Machine-wide request budget' },
 ];
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
