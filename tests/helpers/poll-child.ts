@@ -1,7 +1,8 @@
 // A long-lived "dsh process" for the multi-process polling tests, benches and the soak: the real DshHost over a small
 // fake of dsh's context, its real runtime (config.yaml, state and lock folders from HOME / XDG_*, the token from
 // DIDA_TODO_TOKEN), and fake sessions that act like a model when woken: plan one step, finish it, go idle (settle).
-// Argv: one JSON spec (see ChildSpec). Stdout: one JSON event per line (ready, lead, woken, done, failed).
+// Argv: one JSON spec (see ChildSpec), or the env POLL_CHILD_SPEC (a bench starts its own bundle in this mode).
+// Stdout: one JSON event per line (ready, lead, woken, done, failed).
 import { DshHost } from '../../src/dsh/dsh-host';
 import type { HostAgent, HostToolDefinition, UserMessageLike } from '../../src/dsh/ports';
 import { RowConfig } from '../../src/dsh/row-config';
@@ -19,7 +20,7 @@ export interface ChildSpec {
   lists?: string[];
 }
 
-const spec = JSON.parse(process.argv[2] ?? '{}') as ChildSpec;
+const spec = JSON.parse(process.env.POLL_CHILD_SPEC ?? process.argv[2] ?? '{}') as ChildSpec;
 const emit = (event: Record<string, unknown>) => process.stdout.write(`${JSON.stringify({ pid: process.pid, at: Date.now(), ...event })}\n`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -1,6 +1,7 @@
-// Several "processes" of one machine inside one test process, for the machine poller's tests: each has its own state
-// store over the shared state file, its own engine, tracker, clock and process id; all share one simulator, one lock
-// folder and one config.yaml. Their sessions are fake agents that record the notes they are woken with.
+// Several "processes" of one machine inside one test process, for the machine poller's tests and benches: each has its
+// own state store over the shared state file, its own engine, tracker, manual clock and process id; all share one
+// simulator, one lock folder and one config.yaml. Their sessions record the notes they are woken with. No vitest here
+// (the bench bundles it).
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,19 +18,65 @@ import { StretchCounter } from '../../src/dsh/stretch-counter';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
 import { defaultConfig, findBinding, type DidaTodoConfig } from '../../src/store/config-store';
 import { openEngineStore } from '../../src/wiring/runtime';
-import { FakeClock, fakeAgent, flush, type FakeAgent } from './dsh-fakes';
+import type { Clock } from '../../src/dsh/clock';
+import type { UserMessageLike } from '../../src/dsh/ports';
+
+/** A session as the poller sees it: its status, and the notes it was woken with. */
+export interface PollAgent {
+  id: string;
+  status: 'idle' | 'running';
+  session: { id: string; header: { id: string; cwd: string }; append: () => void };
+  woken: UserMessageLike[];
+  followup(message: UserMessageLike): void;
+  inject(): void;
+}
+
+/** A clock that moves only when told; its repeating timers fire in time order as it moves. */
+export class ManualClock implements Clock {
+  private timers: Array<{ at: number; every: number; fn: () => void; id: number }> = [];
+  private ids = 0;
+  constructor(private time: number) {}
+  now(): number {
+    return this.time;
+  }
+  async wait(ms: number): Promise<boolean> {
+    await this.advance(ms);
+    return true;
+  }
+  every(ms: number, fn: () => void): () => void {
+    const id = ++this.ids;
+    this.timers.push({ at: this.time + ms, every: ms, fn, id });
+    return () => (this.timers = this.timers.filter((t) => t.id !== id));
+  }
+  async advance(ms: number): Promise<void> {
+    const end = this.time + ms;
+    for (;;) {
+      const next = [...this.timers].sort((a, b) => a.at - b.at)[0];
+      if (!next || next.at > end) break;
+      this.time = next.at;
+      next.at += next.every;
+      next.fn();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    this.time = end;
+  }
+}
+
+const flush = async () => {
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+};
 
 export interface PollProcess {
   pid: number;
   deps: AdapterDeps;
   engine: WorkEngine;
   tracker: AgentTracker;
-  clock: FakeClock;
+  clock: ManualClock;
   machine: MachinePoller;
   logs: string[];
-  agents: Map<string, FakeAgent>;
+  agents: Map<string, PollAgent>;
   /** Adds a session in `cwd`, idle unless told (its record says it lives in this process, as the host's attach writes). */
-  session(id: string, cwd: string, status?: 'idle' | 'running'): Promise<FakeAgent>;
+  session(id: string, cwd: string, status?: 'idle' | 'running'): Promise<PollAgent>;
   /** One look at the shared state (offers, election, a poll when due), waiting for the poll it started. */
   tick(): Promise<void>;
   /** Moves this process's clock on. */
@@ -77,10 +124,10 @@ export async function startPollWorld(): Promise<PollWorld> {
     const gateway = createHttpGateway({ token: sim.token, baseUrl: sim.baseUrl, timeoutMs: 5000, retry: { retries: 0 } });
     const engine = new WorkEngine({ gateway, state, locks, now: Date.now, locale: getLocale('zh'), timeZone: 'Asia/Shanghai', hostLabel: 'box' });
     const tracker = new AgentTracker();
-    const clock = new FakeClock(Date.now());
+    const clock = new ManualClock(Date.now());
     const logs: string[] = [];
     const lifetime = new AbortController();
-    const agents = new Map<string, FakeAgent>();
+    const agents = new Map<string, PollAgent>();
     let ids = 0;
     let closed = false;
     const deps: AdapterDeps = {
@@ -110,8 +157,16 @@ export async function startPollWorld(): Promise<PollWorld> {
       logs,
       agents,
       async session(id, cwd, status = 'idle') {
-        const agent = fakeAgent(id, { cwd });
-        agent.status = status;
+        const agent: PollAgent = {
+          id,
+          status,
+          session: { id, header: { id, cwd }, append: () => undefined },
+          woken: [],
+          followup(message) {
+            agent.woken.push(message);
+          },
+          inject: () => undefined,
+        };
         agents.set(id, agent);
         const track: AgentTrack = tracker.add(agent as never);
         track.binding = findBinding(config.value, cwd);

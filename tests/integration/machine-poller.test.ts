@@ -64,11 +64,11 @@ describe('one poller per machine and list', () => {
     // Claimed for B's session before the hand-over: the claim comment is the acknowledgement.
     expect(claimsOf(t1.id).map((c) => c.session)).toEqual(['bbbb2222']);
     expect((await marks('session-bbbb2222'))?.pollOffer?.key).toBe(t1.id);
-    expect(idle.followup).not.toHaveBeenCalled();
+    expect(idle.woken).toHaveLength(0);
     await b.tick();
-    expect(idle.followup).toHaveBeenCalledTimes(1);
-    expect(idle.followup.mock.calls[0]![0].content[0].text).toContain('修复登录');
-    expect(busy.followup).not.toHaveBeenCalled();
+    expect(idle.woken).toHaveLength(1);
+    expect(idle.woken[0]!.content[0]!.text).toContain('修复登录');
+    expect(busy.woken).toHaveLength(0);
     const record = await marks('session-bbbb2222');
     expect(record?.pollOffer).toBeUndefined();
     expect(record?.currentWork).toBe(t1.id);
@@ -84,16 +84,16 @@ describe('one poller per machine and list', () => {
     const t1 = task('第一');
     const t2 = task('第二');
     await w.rounds(25);
-    expect(sa.followup).toHaveBeenCalledTimes(1);
-    expect(sb.followup).toHaveBeenCalledTimes(1);
+    expect(sa.woken).toHaveLength(1);
+    expect(sb.woken).toHaveLength(1);
     const current = [(await marks('session-aaaa1111'))?.currentWork, (await marks('session-bbbb2222'))?.currentWork].sort();
     expect(current).toEqual([t1.id, t2.id].sort());
     expect(claimsOf(t1.id)).toHaveLength(1);
     expect(claimsOf(t2.id)).toHaveLength(1);
     // Later polls offer neither again.
     await w.rounds(3, 20_000);
-    expect(sa.followup).toHaveBeenCalledTimes(1);
-    expect(sb.followup).toHaveBeenCalledTimes(1);
+    expect(sa.woken).toHaveLength(1);
+    expect(sb.woken).toHaveLength(1);
   });
 
   it('route tags: a task tagged for the other directory goes to the session there, whichever process it is in', async () => {
@@ -111,8 +111,8 @@ describe('one poller per machine and list', () => {
     await w.rounds(1);
     const t1 = task('接口超时', ['api']);
     await w.rounds(25);
-    expect(web.followup).not.toHaveBeenCalled();
-    expect(api.followup).toHaveBeenCalledTimes(1);
+    expect(web.woken).toHaveLength(0);
+    expect(api.woken).toHaveLength(1);
     expect(claimsOf(t1.id).map((c) => c.session)).toEqual(['bbbb2222']);
   });
 
@@ -127,7 +127,7 @@ describe('one poller per machine and list', () => {
       s.owners[w.list.id] = w.sim.userId;
     });
     await a.tick();
-    expect(sa.followup).not.toHaveBeenCalled();
+    expect(sa.woken).toHaveLength(0);
     expect(claimsOf(t1.id).map((c) => c.host)).toEqual(['other-box']);
   });
 
@@ -144,13 +144,13 @@ describe('one poller per machine and list', () => {
     expect((await marks('session-bbbb2222'))?.pollOffer?.key).toBe(t1.id);
     sb.status = 'running';
     await b.tick();
-    expect(sb.followup).not.toHaveBeenCalled();
+    expect(sb.woken).toHaveLength(0);
     expect(releasesOf(t1.id)).toHaveLength(1);
     // A's session becomes idle: the Work is offered again and goes to it.
     busy.status = 'idle';
     await a.advance(20_000);
     await a.tick();
-    expect(busy.followup).toHaveBeenCalledTimes(1);
+    expect(busy.woken).toHaveLength(1);
     expect((await marks('session-aaaa1111'))?.currentWork).toBe(t1.id);
   });
 
@@ -175,7 +175,7 @@ describe('one poller per machine and list', () => {
     expect((await marks('session-bbbb2222'))?.pollOffer).toBeUndefined();
     await a.advance(20_000);
     await a.tick();
-    expect(sa.followup).toHaveBeenCalledTimes(1);
+    expect(sa.woken).toHaveLength(1);
     expect(claimsOf(t1.id).map((c) => c.session)).toEqual(['bbbb2222', 'aaaa1111']);
   });
 
@@ -193,7 +193,7 @@ describe('one poller per machine and list', () => {
     await b.advance(2_000);
     await b.tick();
     expect(b.machine.leads('acct', w.list.id)).toBe(true);
-    expect(sb.followup).toHaveBeenCalledTimes(1);
+    expect(sb.woken).toHaveLength(1);
     expect(claimsOf(t1.id).map((c) => c.session)).toEqual(['bbbb2222']);
   });
 
