@@ -5,7 +5,7 @@ import { releaseClaim } from '../core/claim-release';
 import { hostLabelOf, sessionTag } from '../core/claims';
 import { sessionPaused } from '../core/phone-signals';
 import type { WorkEngine } from '../core/work-engine';
-import type { EngineState, SessionRecord, WorkRecord } from '../core/work-state';
+import { isSettled, type EngineState, type SessionRecord, type WorkRecord } from '../core/work-state';
 import { withRequestPriority } from '../dida/request-budget';
 import { findBinding, type Binding, type DidaTodoConfig } from '../store/config-store';
 import { processAlive } from '../common/process-alive';
@@ -37,6 +37,8 @@ export interface PollMarks {
   pollOffer?: { key: string; projectId: string; at: number; by: number };
   /** Works the poller handed to this session (never offered to anyone again while they stay in the list). */
   pollWoken?: string[];
+  /** The process that last woke the session for a Work the poller handed it. */
+  pollWokenBy?: number;
 }
 
 type MarkedRecord = SessionRecord & PollMarks & { livePid?: number; cwd?: string };
@@ -106,6 +108,8 @@ export class MachinePoller {
   private sweptAt = -Infinity;
   private accountFailure: string | undefined;
   private readonly polls = new Set<Promise<void>>();
+  /** Sessions of this process already looked at for a Work handed to them before a restart. */
+  private readonly resumed = new Set<string>();
 
   constructor(
     private readonly deps: AdapterDeps,
@@ -159,6 +163,7 @@ export class MachinePoller {
     const state = await this.deps.state.read();
     await this.markReady(state);
     await this.takeOffers(state);
+    await this.resumeHanded(state);
     if (this.answerWaits(state)) await this.options.afterRead?.();
     const lists = new Set(this.own().map((t) => (t.binding as Binding).projectId));
     let account: string;
@@ -241,13 +246,48 @@ export class MachinePoller {
       }
       try {
         await engine.touch(track.sessionId, offer.key, true);
-        track.queueGranted = true;
-        await this.counter.note(track.sessionId, { kind: 'new_work' });
-        track.agent.followup(pluginMessage(pollNote(work.title), this.deps.newId()));
+        await this.wake(track, work);
         this.deps.log(`session ${track.sessionId} took Work ${offer.key} from the machine's poller`);
       } catch (error) {
         this.deps.log(`session ${track.sessionId} could not take Work ${offer.key}: ${messageOf(error)}`);
         await this.release(engine, track.sessionId, offer.key, 'taking it over failed');
+      }
+    }
+  }
+
+  /** Wakes a session of this process for the Work the poller handed it (its current Work now), and says who woke it. */
+  private async wake(track: AgentTrack, work: WorkRecord): Promise<void> {
+    track.queueGranted = true;
+    await this.counter.note(track.sessionId, { kind: 'new_work' });
+    await this.deps.state.update((s) => {
+      const record = s.sessions[track.sessionId] as MarkedRecord | undefined;
+      if (record) record.pollWokenBy = this.pid;
+    });
+    track.agent.followup(pluginMessage(pollNote(work.title), this.deps.newId()));
+  }
+
+  /**
+   * A session of this process whose current Work the poller handed it in an earlier process (this one restarted, or
+   * died right after the hand-over, before the session's turn began — nothing for crash recovery to resume): woken for
+   * it once more, after confirming its claim, so the Work is not left held by a session that does not know it has it.
+   */
+  private async resumeHanded(state: EngineState): Promise<void> {
+    for (const track of this.own()) {
+      if (this.resumed.has(track.sessionId) || track.agent.status !== 'idle') continue;
+      const record = state.sessions[track.sessionId] as MarkedRecord | undefined;
+      const key = record?.currentWork;
+      const work = key ? state.works[key] : undefined;
+      if (!record || !key || !work || record.pollOffer || record.turnOpenSince !== undefined) continue;
+      this.resumed.add(track.sessionId);
+      if (!record.pollWoken?.includes(key) || record.pollWokenBy === this.pid || work.phase !== 'open' || work.waiting || isSettled(work)) continue;
+      if (track.binding?.projectId !== work.projectId || sessionPaused(state, track.sessionId)) continue;
+      try {
+        const engine = await this.options.engine();
+        await engine.switchTo(track.sessionId, work.projectId, key);
+        await this.wake(track, work);
+        this.deps.log(`session ${track.sessionId} is woken again for Work ${key}, handed to it before its process restarted`);
+      } catch (error) {
+        this.deps.log(`session ${track.sessionId} could not go back to Work ${key}: ${messageOf(error)}`);
       }
     }
   }
@@ -371,11 +411,13 @@ export class MachinePoller {
     this.deps.log(`claimed Work ${key} for session ${sessionId} of another process and handed it over`);
   }
 
-  /** Records that the session was woken for `key` (a later leader does not offer it again). */
+  /** Records that this process woke its session for `key` (a later leader does not offer it again). */
   private async remember(sessionId: string, key: string): Promise<void> {
     await this.deps.state.update((s) => {
       const record = s.sessions[sessionId] as MarkedRecord | undefined;
-      if (record) record.pollWoken = [...(record.pollWoken ?? []).filter((k) => k !== key), key].slice(-WOKEN_KEPT);
+      if (!record) return;
+      record.pollWoken = [...(record.pollWoken ?? []).filter((k) => k !== key), key].slice(-WOKEN_KEPT);
+      record.pollWokenBy = this.pid;
     });
   }
 

@@ -16,6 +16,8 @@ export interface ChildSpec {
   workMs?: number;
   pollSeconds?: number;
   pollIntervalMinutes?: number;
+  /** Crash recovery on (a restarted process resumes its sessions' interrupted turns after 1 s). */
+  recover?: boolean;
   /** Lists whose leadership is reported (`lead` events). */
   lists?: string[];
 }
@@ -46,28 +48,48 @@ const fire = (event: string, ...args: unknown[]) => {
   for (const listener of listeners.get(event) ?? []) void Promise.resolve(listener(...args)).catch((error: unknown) => emit({ type: 'failed', event, error: String(error) }));
 };
 
-const row = RowConfig.safeParse({ poll: true, pollSeconds: spec.pollSeconds ?? 20, pollIntervalMinutes: spec.pollIntervalMinutes ?? 10, maxAutoContinue: 0, progressWindowSeconds: 0 });
+const row = RowConfig.safeParse({
+  poll: true,
+  ...(spec.pollSeconds !== undefined ? { pollSeconds: spec.pollSeconds } : {}),
+  ...(spec.pollIntervalMinutes !== undefined ? { pollIntervalMinutes: spec.pollIntervalMinutes } : {}),
+  maxAutoContinue: spec.recover ? 3 : 0,
+  backoff: [1],
+  progressWindowSeconds: 0,
+});
 if (!row.success) throw new Error(JSON.stringify(row.issues));
 const host = new DshHost(ctx as never, row.data);
 host.start();
 
-async function call(agent: HostAgent, name: string, args: Record<string, unknown>): Promise<{ code: string; message: string }> {
-  return (await (tools.get(name) as HostToolDefinition).execute(args, { agent, signal: new AbortController().signal })) as { code: string; message: string };
+type ToolAnswer = { code: string; message: string; data?: Array<{ content: string; status: string }> };
+
+async function call(agent: HostAgent, name: string, args: Record<string, unknown>): Promise<ToolAnswer> {
+  const answer = (await (tools.get(name) as HostToolDefinition).execute(args, { agent, signal: new AbortController().signal })) as ToolAnswer;
+  emit({ type: 'tool', session: agent.id, tool: name, action: args.action, code: answer.code });
+  return answer;
 }
 
-/** What a model does with the poller's note: one step planned and finished, then the turn ends (the session settles). */
+const STEP = '完成这项工作';
+
+/**
+ * What a model does with the poller's note (or a recovery note after a crash): looks at its current Work, plans the
+ * one step unless it is there already, finishes it unless it is finished, then ends the turn (the session settles).
+ */
 async function work(agent: HostAgent & { status: 'idle' | 'running' }): Promise<void> {
   agent.status = 'running';
   fire('agent/status', { agent, status: 'running' });
   await sleep(spec.thinkMs ?? 50);
   const listed = await call(agent, 'todo', { action: 'list' });
   const key = /current Work is (\S+?)\./.exec(listed.message)?.[1];
-  const created = await call(agent, 'todo', { action: 'create', steps: [{ title: '完成这项工作', status: 'in_progress' }] });
-  await sleep(spec.workMs ?? 100);
-  const done = await call(agent, 'todo', { action: 'update', updates: [{ step: '完成这项工作', status: 'completed', resolution: '做完了，并在本地验证过。' }] });
+  const results = [listed.code];
+  if (listed.code === 'ok') {
+    const step = listed.data?.find((item) => item.content === STEP);
+    if (!step) results.push((await call(agent, 'todo', { action: 'create', steps: [{ title: STEP, status: 'in_progress' }] })).code);
+    await sleep(spec.workMs ?? 100);
+    if (step?.status !== 'completed') results.push((await call(agent, 'todo', { action: 'update', updates: [{ step: STEP, status: 'completed', resolution: '做完了，并在本地验证过。' }] })).code);
+  }
   agent.status = 'idle';
   fire('agent/status', { agent, status: 'idle' });
-  emit({ type: 'done', session: agent.id, work: key, results: [listed.code, created.code, done.code] });
+  emit({ type: 'done', session: agent.id, work: key, results });
 }
 
 for (const { id, cwd } of spec.sessions) {

@@ -179,6 +179,37 @@ describe('one poller per machine and list', () => {
     expect(claimsOf(t1.id).map((c) => c.session)).toEqual(['bbbb2222', 'aaaa1111']);
   });
 
+  it('a session whose process restarted right after it was handed a Work is woken for it again, once', async () => {
+    const a = w.process(101);
+    const b = w.process(102);
+    await a.session('session-aaaa1111', '/code/app', 'running');
+    await a.tick();
+    const sb = await b.session('session-bbbb2222', '/code/app');
+    await b.tick();
+    const t1 = task('重启以后');
+    await a.advance(20_000);
+    await a.tick();
+    await b.tick();
+    expect(sb.woken).toHaveLength(1);
+    // B dies before the session's turn began (no turn for crash recovery); dsh restarts it as process 103.
+    b.close();
+    w.alive.delete(102);
+    const c = w.process(103);
+    const again = await c.session('session-bbbb2222', '/code/app');
+    await c.tick();
+    expect(again.woken).toHaveLength(1);
+    expect(again.woken[0]!.content[0]!.text).toContain('重启以后');
+    expect((await marks('session-bbbb2222'))?.currentWork).toBe(t1.id);
+    // Its claim was its own: nothing new was posted, and it is not woken a second time.
+    expect(claimsOf(t1.id)).toHaveLength(1);
+    await c.advance(20_000);
+    await c.tick();
+    expect(again.woken).toHaveLength(1);
+    // Control: the session in the same process going idle again is not woken for it again.
+    await b.tick();
+    expect(sb.woken).toHaveLength(1);
+  });
+
   it('when the leader stops, another process leads within seconds and polls', async () => {
     const a = w.process(101);
     const b = w.process(102);
