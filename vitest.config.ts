@@ -10,6 +10,14 @@ const ENGINE_SUITES = ['tests/integration/engine-*.test.ts', 'tests/integration/
 const ALL_VARIANTS = process.env.DIDA_TODO_ALL_VARIANTS === '1';
 const EXCLUDE = ['tests/e2e/**', 'tests/browser/**', 'node_modules/**'];
 const LIVE_VARIANTS = ['live-a', 'live-b', 'live-c'];
+// The rate-limit variant runs the engine suites that write most (claims, comments, finalize) once more, with its windows
+// scaled to a one-second "minute" and the request budget in front; a 429 fails the test (decision 0086).
+const RATE_LIMIT_SUITES = [
+  'tests/integration/engine-lifecycle.test.ts',
+  'tests/integration/engine-claims.test.ts',
+  'tests/integration/engine-finalize.test.ts',
+  'tests/integration/engine-task-writer.test.ts',
+];
 
 export default defineConfig({
   test: {
@@ -27,6 +35,7 @@ export default defineConfig({
         extends: true as const,
         test: { name: variant, include: ENGINE_SUITES, exclude: ALL_VARIANTS ? EXCLUDE : [...EXCLUDE, ...HEAVY_MATRICES], env: { DIDA_SIM_VARIANT: variant } },
       })),
+      { extends: true, test: { name: 'rate-limit', include: RATE_LIMIT_SUITES, env: { DIDA_SIM_VARIANT: 'rate-limit' } } },
     ],
   },
 });

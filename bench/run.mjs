@@ -27,6 +27,9 @@ const SUITES = [
   { name: 'sync', title: 'Sync scaling' },
   { name: 'plugin', title: 'Plugin overhead in dsh' },
   { name: 'usage', title: 'Usage per Work' },
+  { name: 'critical', title: 'Requests on the critical path of each tool call in a one-shot' },
+  { name: 'budget', title: 'Machine-wide request budget' },
+  { name: 'polling', title: 'The machine poller: pickup latency and requests of an idle machine' },
 ];
 
 const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));

@@ -2,12 +2,14 @@
 import { commentAddedAs, projectCreatedAs, taskCreatedAs } from './empty-answer';
 import { sleep } from '../common/abortable-sleep';
 import * as z from 'zod/mini';
-import { describeIssues } from '../common/schema-issues';
-import { CliProcessRunner, PERMANENT_FAILURES, type CliRunResult } from './cli-process';
+import { CliProcessRunner, PERMANENT_FAILURES } from './cli-process';
 import { sortComments } from './comment-pages';
-import { DidaError, adviceFor, codeForAnswer, isDidaError } from './dida-error';
+import { DidaError, isDidaError } from './dida-error';
+import { commandLabel, id, taskFlags, text } from './cli-args';
+import { interpret, type CommandSpec, type Parsed, type Schema } from './cli-output';
 import type { CallOptions, DidaGateway } from './dida-gateway';
 import { liveTask, present } from './missing-answer';
+import type { RequestGate } from './request-budget';
 import {
   CommentSchema,
   ProjectDataSchema,
@@ -43,20 +45,12 @@ export interface CliGatewayOptions {
   retryDelayMs?: number;
   /** The IANA zone `getPreference` reports (default: this process's zone, see getPreference). */
   timeZone?: string;
+  /** Asked before every `dida` command and told how it ended (the machine-wide request budget, request-budget.ts). */
+  gate?: RequestGate;
 }
 
 const DEFAULT_TIMEOUT_MS = 20_000;
 const DEFAULT_MAX_OUTPUT_BYTES = 8 * 1024 * 1024;
-const EXCERPT_CHARS = 300;
-
-/** Text the CLI prints when it has no token; older versions exit 1, newer ones exit 0. */
-const NO_TOKEN = /未找到\s*access\s*token|请先运行\s*[`'"]?dida auth login|未登录/i;
-/** `DIDA API 错误 <status>: <body>`, printed on stderr by the CLI for a non-2xx answer. */
-const API_ERROR = /DIDA API 错误\s*(\d{3})\s*[:：]?\s*([\s\S]*)/;
-/** Node/undici network failures the CLI's top-level catch prints. */
-const NETWORK_FAILURE = /fetch failed|ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|socket hang up|UND_ERR/i;
-// eslint-disable-next-line no-control-regex
-const ANSI = /\u001b\[[0-9;?]*[ -/]*[@-~]/g;
 
 /**
  * Creates the CLI gateway. Every method runs one `dida … --json` command with `child_process.spawn` (argv only, so
@@ -72,22 +66,12 @@ const ANSI = /\u001b\[[0-9;?]*[ -/]*[@-~]/g;
  * `task comment list` takes no paging options, so only the first page Dida answers is seen (then sorted by
  * createdTime like the HTTP gateway), and the CLI's own fetch follows redirects, which this gateway cannot stop.
  */
+export { interpret, type CommandSpec } from './cli-output';
+export { taskFlags } from './cli-args';
+
 export function createCliGateway(options: CliGatewayOptions = {}): DidaGateway {
   return new CliGateway(options);
 }
-
-type Schema = z.ZodMiniType;
-
-export interface CommandSpec<S extends Schema | undefined> {
-  args: string[];
-  /** The matching Open API route template, for error fields. */
-  route: string;
-  /** Validates `--json` output; undefined for text commands (complete, delete). */
-  schema: S;
-  idempotent: boolean;
-}
-
-type Parsed<S> = S extends Schema ? z.output<S> | undefined : undefined;
 
 class CliGateway implements DidaGateway {
   readonly kind = 'cli' as const;
@@ -100,6 +84,7 @@ class CliGateway implements DidaGateway {
   private readonly readRetries: number;
   private readonly retryDelayMs: number;
   private readonly timeZone: string | undefined;
+  private readonly gate: RequestGate | undefined;
   private readonly runner = new CliProcessRunner();
 
   constructor(options: CliGatewayOptions) {
@@ -112,6 +97,7 @@ class CliGateway implements DidaGateway {
     this.readRetries = Math.max(0, options.readRetries ?? 1);
     this.retryDelayMs = options.retryDelayMs ?? 300;
     this.timeZone = options.timeZone;
+    this.gate = options.gate;
   }
 
   async listProjects(options?: CallOptions): Promise<Project[]> {
@@ -282,6 +268,26 @@ class CliGateway implements DidaGateway {
   }
 
   private async attempt<S extends Schema | undefined>(spec: CommandSpec<S>, signal: AbortSignal | undefined): Promise<Parsed<S>> {
+    if (!this.gate) return this.execute(spec, signal);
+    try {
+      await this.gate.acquire(spec.route, signal);
+    } catch (error) {
+      // The budget already waited as long as this command may: the error goes to the caller, not to a retry.
+      if (isDidaError(error)) PERMANENT_FAILURES.add(error);
+      throw error;
+    }
+    try {
+      const parsed = await this.execute(spec, signal);
+      await this.gate.observe(spec.route, { status: 200 });
+      return parsed;
+    } catch (error) {
+      await this.gate.observe(spec.route, isDidaError(error) && error.status !== undefined ? { status: error.status } : {});
+      throw error;
+    }
+  }
+
+  /** Runs one `dida` command and interprets what it printed. */
+  private async execute<S extends Schema | undefined>(spec: CommandSpec<S>, signal: AbortSignal | undefined): Promise<Parsed<S>> {
     const label = commandLabel(this.command, spec.args);
     const result = await this.runner.run({
       command: this.command,
@@ -299,183 +305,7 @@ class CliGateway implements DidaGateway {
   }
 }
 
-/** Turns one finished command into data or a DidaError. Exported for unit tests. */
-export function interpret<S extends Schema | undefined>(spec: CommandSpec<S>, label: string, result: CliRunResult): Parsed<S> {
-  const stdout = result.stdout.replace(ANSI, '');
-  const stderr = result.stderr.replace(ANSI, '');
-  const route = spec.route;
-
-  // stdout is only searched on failure: on success it may hold user text that merely looks like an error.
-  const api = API_ERROR.exec(stderr) ?? (result.exitCode !== 0 ? API_ERROR.exec(stdout) : null);
-  if (api) {
-    const status = Number(api[1]);
-    const code = codeForAnswer(status, (api[2] ?? '').trim());
-    const body = excerpt(api[2] ?? '');
-    return fail({
-      code,
-      status,
-      route,
-      ...(code === 'not_found' ? { notFoundSignal: status === 404 ? ('status' as const) : ('error_body' as const) } : {}),
-      bodyExcerpt: body,
-      message: `\`${label}\` failed: Dida answered ${status}: ${adviceFor(code)}.${body ? ` Server said: ${body}` : ''}`,
-    });
-  }
-
-  if (result.exitCode !== 0) {
-    if (NO_TOKEN.test(stdout) || NO_TOKEN.test(stderr)) return fail(noToken(label, route));
-    const output = excerpt(stderr) ?? excerpt(stdout);
-    const how = result.exitCode === null ? `was killed by ${result.exitSignal ?? 'a signal'}` : `exited with code ${result.exitCode}`;
-    const transient = result.exitCode === null || NETWORK_FAILURE.test(stderr) || NETWORK_FAILURE.test(stdout);
-    return fail({
-      code: transient ? 'network' : 'invalid_response',
-      route,
-      bodyExcerpt: output,
-      message: transient
-        ? `\`${label}\` ${how}${output ? `: ${output}` : ''}; ${adviceFor('network')}.`
-        : `\`${label}\` ${how}${output ? `: ${output}` : ''}; check that \`dida\` is @suibiji/dida-cli (\`dida task comment --help\` must work) or switch to the HTTP gateway.`,
-    });
-  }
-
-  if (spec.schema === undefined) {
-    // Text commands (complete, delete) print a Chinese confirmation; the newer CLI reports a missing token with exit 0.
-    if (NO_TOKEN.test(stdout) || NO_TOKEN.test(stderr)) return fail(noToken(label, route));
-    return undefined as Parsed<S>;
-  }
-
-  const trimmed = stdout.trim();
-  if (trimmed === '' || trimmed === 'null' || trimmed === 'undefined') {
-    if (NO_TOKEN.test(stderr)) return fail(noToken(label, route));
-    return undefined as Parsed<S>;
-  }
-  const json = parseJson(trimmed);
-  if (json === NOT_JSON) {
-    // Only non-JSON output is checked for the no-token text, so a task titled 未登录 is never mistaken for it.
-    if (NO_TOKEN.test(stdout) || NO_TOKEN.test(stderr)) return fail(noToken(label, route));
-    return fail({
-      code: 'invalid_response',
-      route,
-      bodyExcerpt: excerpt(trimmed),
-      message: `\`${label}\` printed output that is not JSON (${trimmed.length} characters; it may have been cut off, or \`dida\` is not @suibiji/dida-cli).`,
-    });
-  }
-  const parsed = spec.schema.safeParse(json, { reportInput: true });
-  if (!parsed.success) {
-    return fail({
-      code: 'invalid_response',
-      route,
-      bodyExcerpt: excerpt(trimmed),
-      message: `\`${label}\` printed JSON with an unexpected shape ${describeIssues(parsed.error.issues)}.`,
-    });
-  }
-  return parsed.data as Parsed<S>;
-}
-
-/** The flags shared by `task create` and `task update`; a field that is absent (or cannot be sent) is left out. */
-export function taskFlags(task: NewTask | TaskUpdate, mode: 'create' | 'update'): string[] {
-  const source = task as Record<string, unknown>;
-  const args: string[] = [];
-  const str = (field: string, flag: string) => {
-    const value = source[field];
-    if (typeof value === 'string' && (value !== '' || mode === 'update')) args.push(flag, text(value, field));
-  };
-  const num = (field: string, flag: string) => {
-    const value = source[field];
-    if (typeof value === 'number' && Number.isFinite(value)) args.push(flag, String(Math.trunc(value)));
-  };
-  const list = (field: string, flag: string) => {
-    const value = source[field];
-    if (!Array.isArray(value)) return;
-    const entries = value.filter((v): v is string => typeof v === 'string' && v !== '');
-    if (entries.length > 0) args.push(flag, text(entries.join(','), field));
-  };
-  str('content', '--content');
-  str('desc', '--desc');
-  const items = source.items;
-  if (Array.isArray(items) && (items.length > 0 || mode === 'update')) args.push('--items', text(JSON.stringify(items), 'items'));
-  num('priority', '--priority');
-  num('sortOrder', '--sort-order');
-  const dated = (field: string, flag: string) => {
-    const value = source[field];
-    if (typeof value === 'string' && value !== '') args.push(flag, text(value, field));
-  };
-  dated('startDate', '--start-date');
-  dated('dueDate', '--due-date');
-  dated('timeZone', '--time-zone');
-  list('reminders', '--reminders');
-  dated('repeatFlag', '--repeat');
-  list('tags', '--tags');
-  if (source.isAllDay === true) args.push('--all-day');
-  return args;
-}
-
-function noToken(label: string, route: string): DidaErrorArgs {
-  return {
-    code: 'auth',
-    route,
-    message: `\`${label}\` reports that the Dida CLI is not logged in; run \`dida auth login\` (or \`dida auth token <token>\`), or switch to the HTTP gateway.`,
-  };
-}
-
-type DidaErrorArgs = ConstructorParameters<typeof DidaError>[0];
-
-function fail(init: DidaErrorArgs): never {
-  throw new DidaError(init);
-}
-
-const NOT_JSON = Symbol('not json');
-
-function parseJson(textOut: string): unknown {
-  try {
-    return JSON.parse(textOut);
-  } catch {
-    // Tolerate a notice printed before the JSON document: retry from the first line that opens one.
-    const start = textOut.search(/^[[{]/m);
-    if (start <= 0) return NOT_JSON;
-    try {
-      return JSON.parse(textOut.slice(start));
-    } catch {
-      return NOT_JSON;
-    }
-  }
-}
-
 function isRetryable(error: unknown): boolean {
   if (!isDidaError(error) || PERMANENT_FAILURES.has(error)) return false;
   return error.code === 'server' || error.code === 'rate_limited' || error.code === 'network';
-}
-
-function excerpt(value: string): string | undefined {
-  const trimmed = value.trim().replace(/Bearer\s+\S+/gi, 'Bearer <token>');
-  if (trimmed === '') return undefined;
-  return trimmed.length > EXCERPT_CHARS ? `${trimmed.slice(0, EXCERPT_CHARS)}…` : trimmed;
-}
-
-/** `dida task get`: the command words only, never ids or user text. */
-function commandLabel(command: string, args: readonly string[]): string {
-  const words: string[] = [];
-  for (const arg of args) {
-    if (arg.startsWith('-') || !/^[a-z]+$/.test(arg) || words.length >= 3) break;
-    words.push(arg);
-  }
-  const name = command.split(/[\\/]/).pop() || command;
-  return [name, ...words].join(' ');
-}
-
-/** A Dida id passed as a positional argument: non-empty and not flag-like, so the CLI cannot misread it. */
-function id(value: unknown, name: string): string {
-  if (typeof value !== 'string' || value.trim() === '' || value.startsWith('-')) {
-    throw new DidaError({ code: 'not_found', message: `The ${name} "${String(value)}" is not a Dida id; pass the id of an existing list or task.` });
-  }
-  return text(value, name);
-}
-
-/** A flag value: argv cannot carry a NUL character, so such text cannot be sent through the CLI. */
-function text(value: string, name: string): string {
-  if (value.includes('\u0000')) {
-    throw new DidaError({
-      code: 'invalid_response',
-      message: `The ${name} contains a NUL character, which cannot be passed to the dida command; remove it or use the HTTP gateway.`,
-    });
-  }
-  return value;
 }

@@ -1,13 +1,14 @@
-// The default Dida gateway: direct HTTPS calls to the Open API with keep-alive, timeouts and read retries.
+// The default Dida gateway: the Open API's routes as direct HTTPS calls (the transport, http-transport.ts, keeps the
+// connection, the timeouts, the read retries and the request budget).
 import { commentAddedAs, projectCreatedAs, taskCreatedAs } from './empty-answer';
-import { sleep } from '../common/abortable-sleep';
 import type * as z from 'zod/mini';
 import * as zm from 'zod/mini';
-import { describeIssues } from '../common/schema-issues';
 import { readAllCommentPages } from './comment-pages';
 import { liveTask, present } from './missing-answer';
-import { DidaError, adviceFor, codeForAnswer, isDidaError } from './dida-error';
+import { DidaError, adviceFor } from './dida-error';
 import type { CallOptions, DidaGateway } from './dida-gateway';
+import type { RequestGate } from './request-budget';
+import { HttpTransport, type AttemptInfo, type Parsed, type RequestSpec, type RetryPolicy } from './http-transport';
 import {
   CommentSchema,
   MemberSchema,
@@ -25,21 +26,14 @@ import {
   isDeletedTask,
 } from './types';
 
+export { parseRetryAfter, type AttemptInfo, type RetryPolicy } from './http-transport';
+
 export type DidaRegion = 'dida365' | 'ticktick';
 
 export const REGION_BASE_URLS: Record<DidaRegion, string> = {
   dida365: 'https://api.dida365.com/open/v1',
   ticktick: 'https://api.ticktick.com/open/v1',
 };
-
-export interface RetryPolicy {
-  /** Extra attempts for idempotent reads (0 = never retry). */
-  retries: number;
-  baseDelayMs: number;
-  maxDelayMs: number;
-  /** A Retry-After longer than this is not waited for: the error is thrown instead. */
-  maxRetryAfterMs: number;
-}
 
 export interface HttpGatewayOptions {
   token: string;
@@ -51,30 +45,9 @@ export interface HttpGatewayOptions {
   retry?: Partial<RetryPolicy>;
   /** Observes every HTTP attempt (route template, status or error code, milliseconds). */
   onAttempt?: (info: AttemptInfo) => void;
+  /** Asked before every HTTP attempt and told how it ended (the machine-wide request budget, request-budget.ts). */
+  gate?: RequestGate;
 }
-
-export interface AttemptInfo {
-  route: string;
-  attempt: number;
-  status?: number;
-  code?: string;
-  ms: number;
-}
-
-const DEFAULT_RETRY: RetryPolicy = { retries: 3, baseDelayMs: 250, maxDelayMs: 4_000, maxRetryAfterMs: 30_000 };
-const EXCERPT_CHARS = 300;
-
-interface RequestSpec<S extends z.ZodMiniType | undefined> {
-  method: 'GET' | 'POST' | 'DELETE';
-  path: string;
-  route: string;
-  body?: unknown;
-  schema: S;
-  /** Reads may be retried; writes never are. */
-  idempotent: boolean;
-}
-
-type Parsed<S> = S extends z.ZodMiniType ? z.output<S> | undefined : undefined;
 
 /** Creates the HTTP gateway. Throws DidaError `auth` right away when the token is empty or malformed. */
 export function createHttpGateway(options: HttpGatewayOptions): DidaGateway {
@@ -99,22 +72,21 @@ export function resolveBaseUrl(region: DidaRegion | undefined, baseUrl: string |
 
 class HttpGateway implements DidaGateway {
   readonly kind = 'http' as const;
-  private readonly baseUrl: string;
-  private readonly token: string;
-  private readonly timeoutMs: number;
-  private readonly retry: RetryPolicy;
-  private readonly onAttempt: ((info: AttemptInfo) => void) | undefined;
+  private readonly transport: HttpTransport;
 
   constructor(options: HttpGatewayOptions) {
     const token = typeof options.token === 'string' ? options.token.trim() : '';
     if (token === '' || /[\s\u0000-\u001f\u007f]/.test(token)) {
       throw new DidaError({ code: 'auth', message: `No usable Dida token: ${adviceFor('auth')}.` });
     }
-    this.token = token;
-    this.baseUrl = resolveBaseUrl(options.region, options.baseUrl);
-    this.timeoutMs = options.timeoutMs ?? 15_000;
-    this.retry = { ...DEFAULT_RETRY, ...options.retry };
-    this.onAttempt = options.onAttempt;
+    this.transport = new HttpTransport({
+      token,
+      baseUrl: resolveBaseUrl(options.region, options.baseUrl),
+      timeoutMs: options.timeoutMs ?? 15_000,
+      retry: options.retry,
+      onAttempt: options.onAttempt,
+      gate: options.gate,
+    });
   }
 
   async listProjects(options?: CallOptions): Promise<Project[]> {
@@ -281,139 +253,10 @@ class HttpGateway implements DidaGateway {
     // Sockets belong to Node's shared fetch pool and close themselves when idle.
   }
 
-  private async send<S extends z.ZodMiniType | undefined>(spec: RequestSpec<S>, options: CallOptions | undefined): Promise<Parsed<S>> {
-    const maxAttempts = spec.idempotent ? 1 + Math.max(0, this.retry.retries) : 1;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.attempt(spec, attempt, options?.signal);
-      } catch (error) {
-        if (!isDidaError(error) || !error.retryable || attempt >= maxAttempts) throw error;
-        const wait = this.retryDelay(error, attempt);
-        if (wait === undefined) throw error;
-        await sleep(wait, options?.signal);
-      }
-    }
+  private send<S extends z.ZodMiniType | undefined>(spec: RequestSpec<S>, options: CallOptions | undefined): Promise<Parsed<S>> {
+    return this.transport.send(spec, options);
   }
 
-  private retryDelay(error: DidaError, attempt: number): number | undefined {
-    if (error.retryAfterMs !== undefined) {
-      return error.retryAfterMs > this.retry.maxRetryAfterMs ? undefined : error.retryAfterMs;
-    }
-    const exp = Math.min(this.retry.maxDelayMs, this.retry.baseDelayMs * 2 ** (attempt - 1));
-    return Math.round(exp * (0.5 + Math.random()));
-  }
-
-  private async attempt<S extends z.ZodMiniType | undefined>(spec: RequestSpec<S>, attempt: number, callerSignal: AbortSignal | undefined): Promise<Parsed<S>> {
-    callerSignal?.throwIfAborted();
-    const started = performance.now();
-    const timeout = new AbortController();
-    const timer = setTimeout(() => timeout.abort(), this.timeoutMs);
-    const signal = callerSignal ? AbortSignal.any([callerSignal, timeout.signal]) : timeout.signal;
-    const report = (status: number | undefined, code: string | undefined) =>
-      this.onAttempt?.({ route: spec.route, attempt, status, code, ms: performance.now() - started });
-    let status: number | undefined;
-    try {
-      const headers: Record<string, string> = { authorization: `Bearer ${this.token}`, accept: 'application/json' };
-      if (spec.body !== undefined) headers['content-type'] = 'application/json';
-      const response = await fetch(this.baseUrl + spec.path, {
-        method: spec.method,
-        headers,
-        body: spec.body === undefined ? undefined : JSON.stringify(spec.body),
-        signal,
-        // Never follow: a 301/302 would turn a write into a GET whose answer looks like a successful write.
-        redirect: 'manual',
-      });
-      status = response.status;
-      const text = await response.text();
-      if (status >= 300 && status < 400) throw this.redirectError(spec.route, response);
-      if (!response.ok) throw this.httpError(spec.route, response, text);
-      const parsed = this.parse(spec, text);
-      report(status, undefined);
-      return parsed;
-    } catch (error) {
-      const failure = this.classify(error, spec.route, status, callerSignal, timeout.signal);
-      report(status, isDidaError(failure) ? failure.code : 'aborted');
-      throw failure;
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  private parse<S extends z.ZodMiniType | undefined>(spec: RequestSpec<S>, text: string): Parsed<S> {
-    if (spec.schema === undefined || text.trim() === '') return undefined as Parsed<S>;
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      throw new DidaError({
-        code: 'invalid_response',
-        route: spec.route,
-        message: `Dida sent a body that is not JSON for ${spec.route} (${text.length} characters; the answer may have been cut off).`,
-        bodyExcerpt: this.excerpt(text),
-      });
-    }
-    const result = spec.schema.safeParse(json, { reportInput: true });
-    if (!result.success) {
-      throw new DidaError({
-        code: 'invalid_response',
-        route: spec.route,
-        message: `Dida's answer to ${spec.route} has an unexpected shape ${describeIssues(result.error.issues)}.`,
-        bodyExcerpt: this.excerpt(text),
-      });
-    }
-    return result.data as Parsed<S>;
-  }
-
-  private redirectError(route: string, response: Response): DidaError {
-    const location = this.excerpt(response.headers.get('location') ?? '') ?? '(no Location header)';
-    return new DidaError({
-      code: 'invalid_response',
-      status: response.status,
-      route,
-      location,
-      message:
-        `Dida answered ${response.status} to ${route} with a redirect to ${location}; requests are never sent on to another address, ` +
-        'so nothing was changed. Check the Dida region or base URL in the config (it must be the Open API address itself).',
-    });
-  }
-
-  private httpError(route: string, response: Response, text: string): DidaError {
-    const code = codeForAnswer(response.status, text);
-    const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
-    const excerpt = this.excerpt(text);
-    return new DidaError({
-      code,
-      status: response.status,
-      route,
-      retryAfterMs,
-      ...(code === 'not_found' ? { notFoundSignal: response.status === 404 ? 'status' : 'error_body' } : {}),
-      bodyExcerpt: excerpt,
-      message: `Dida answered ${response.status} to ${route}: ${adviceFor(code)}.${excerpt ? ` Server said: ${excerpt}` : ''}`,
-    });
-  }
-
-  private classify(error: unknown, route: string, status: number | undefined, callerSignal: AbortSignal | undefined, timeoutSignal: AbortSignal): unknown {
-    if (isDidaError(error)) return error;
-    if (callerSignal?.aborted) return callerSignal.reason;
-    if (timeoutSignal.aborted) {
-      return new DidaError({ code: 'timeout', route, status, message: `Dida did not answer ${route} within ${this.timeoutMs} ms: ${adviceFor('timeout')}.`, cause: error });
-    }
-    const detail = describeNetworkError(error);
-    return new DidaError({
-      code: 'network',
-      route,
-      status,
-      message: `Could not reach Dida for ${route} (${detail}): ${adviceFor('network')}.`,
-      cause: error,
-    });
-  }
-
-  private excerpt(text: string): string | undefined {
-    const trimmed = text.trim();
-    if (trimmed === '') return undefined;
-    const redacted = trimmed.split(this.token).join('<token>');
-    return redacted.length > EXCERPT_CHARS ? `${redacted.slice(0, EXCERPT_CHARS)}…` : redacted;
-  }
 }
 
 function seg(value: string, name: string): string {
@@ -429,20 +272,3 @@ function required<T>(value: T | undefined, route: string): T {
   }
   return value;
 }
-
-/** Retry-After in seconds or as an HTTP date; returns milliseconds. */
-export function parseRetryAfter(header: string | null): number | undefined {
-  if (header === null || header.trim() === '') return undefined;
-  const seconds = Number(header);
-  if (Number.isFinite(seconds) && seconds >= 0) return Math.round(seconds * 1000);
-  const date = Date.parse(header);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
-}
-
-function describeNetworkError(error: unknown): string {
-  const cause = (error as { cause?: { code?: string; message?: string } } | undefined)?.cause;
-  if (cause?.code) return cause.code;
-  if (error instanceof Error) return error.message;
-  return 'unknown error';
-}
-

@@ -16,6 +16,8 @@ import { LiveBinding } from './live-binding';
 import { Panel } from './panel';
 import { PhoneControl } from './phone-control';
 import { Poller } from './poller';
+import type { MachinePoller } from './machine-poller';
+import type { DidaTodoConfig } from '../store/config-store';
 import { optionalServices, textOf, type HostAgent, type HostContext, type PreStepArgs, type PreStepDecision, type RequestErrorArgs, type SessionEvent, type SlashInvocation, type SlashResult, type UserMessageLike } from './ports';
 import { promptFor, registerPrompt } from './prompt';
 import { registerSlashCommand } from './slash-command-spec';
@@ -64,6 +66,8 @@ export class DshHost {
   private recoveryLoad: Promise<CrashRecovery> | undefined;
   private readonly recoveryOptions: { pid?: number; isAlive?: (pid: number) => boolean; mark?: string };
   readonly poller: Poller;
+  /** The machine's shared polling, when polling is on in a long-lived profile (machine-poller.ts). */
+  machinePoller: MachinePoller | undefined;
   private readonly counter: StretchCounter;
   private readonly sync: ListSync;
   private readonly panel: Panel;
@@ -157,15 +161,31 @@ export class DshHost {
     // config.yaml is read right away, so a session created later knows its binding before its first prompt.
     void this.binding.refresh().then((settings) => {
       if (this.lifetime.signal.aborted) return;
-      // Polling is on when the plugin row or config.yaml turns it on; config.yaml's interval wins when it sets one.
-      if (this.config.poll || settings?.poll?.enabled === true) {
-        this.poller.start(settings?.poll?.enabled ? settings.poll.intervalMinutes : this.config.pollIntervalMinutes);
+      // Polling is on when the plugin row or config.yaml turns it on (config.yaml's intervals win); a one-shot run ends
+      // with its turn, so it never takes part.
+      if ((this.config.poll || settings?.poll?.enabled === true) && !optionalServices.isOneShot(this.ctx)) {
+        this.startPolling(settings?.poll).catch((error: unknown) => log(`polling could not start: ${messageOf(error)}`));
       }
       this.startOutbox();
       this.crashRecovery()
         .then((recovery) => recovery.scanAtStart())
         .catch((error: unknown) => log(`resuming interrupted sessions failed: ${messageOf(error)}`));
     });
+  }
+
+  /** Takes part in the machine's polling: one poller per account and list is elected among the machine's processes. */
+  private async startPolling(configured: DidaTodoConfig['poll']): Promise<void> {
+    const { MachinePoller, pollPaceFrom } = await import('./machine-poller');
+    if (this.lifetime.signal.aborted) return;
+    this.machinePoller = new MachinePoller(this.deps, this.poller, this.counter, {
+      lockDir: this.runtime.paths.lockDir,
+      account: () => this.runtime.account(),
+      engine: this.engine,
+      ...(this.recoveryOptions.pid !== undefined ? { pid: this.recoveryOptions.pid } : {}),
+      ...(this.recoveryOptions.isAlive ? { isAlive: this.recoveryOptions.isAlive } : {}),
+      afterRead: () => this.phone.afterPoll(),
+    });
+    this.machinePoller.start(pollPaceFrom(this.config, configured));
   }
 
   /**
@@ -352,6 +372,7 @@ export class DshHost {
   async dispose(): Promise<void> {
     this.lifetime.abort(new Error('dida-todo is unloading'));
     this.poller.close();
+    this.machinePoller?.close();
     const pending = this.tracker.all().flatMap((t) => [...t.background]);
     for (const track of this.tracker.all()) this.tracker.remove(track.sessionId);
     await Promise.race([Promise.allSettled(pending), new Promise((resolve) => setTimeout(resolve, 5_000).unref?.())]);

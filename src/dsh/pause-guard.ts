@@ -122,7 +122,9 @@ export class PauseGuard {
         seen = this.restored(state, track.sessionId, current.key);
         this.seen.set(track, seen);
       }
-      const readDida = seen.readAt === undefined || now - seen.readAt >= PAUSE_CHECK_INTERVAL_MS;
+      // A Work this session created moments ago cannot have been paused from the phone yet: Dida is not read for it.
+      const justCreated = current.work.origin === 'agent' && this.deps.clock.now() - current.work.createdAt < PAUSE_CHECK_INTERVAL_MS;
+      const readDida = !justCreated && (seen.readAt === undefined || now - seen.readAt >= PAUSE_CHECK_INTERVAL_MS);
       const deps = await this.engineDeps();
       const check = await checkBoundary(deps, track.sessionId, {
         stopPhrases: this.stopPhrases(),

@@ -1,9 +1,11 @@
-// The poller: wakes an idle bound session when the list has executable work it was not offered yet, claiming the
-// Work for that session before waking it, and never handing one Work to two sessions.
+// The poller's one look at a list: wakes idle bound sessions when the list has executable work none of them was offered
+// yet, claiming the Work for a session before waking it (or, for a session of another process, before handing it over),
+// and never handing one Work to two sessions.
 import { sessionPaused } from '../core/phone/phone-signals';
 import { routesHere } from '../core/queue/route-tags';
 import { fenceUntrusted, truncateGraphemes, UNTRUSTED_PREAMBLE } from '../core/text/text-guard';
-import { workKey } from '../core/work/work-state';
+import { workKey, type WorkRecord } from '../core/work/work-state';
+import type { Binding } from '../store/config-store';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
 import { pluginMessage } from './ports';
@@ -15,6 +17,32 @@ export const POLL_TITLE_MAX = 200;
 /** The note that wakes a session with its new current Work (the title bounded and fenced). */
 export function pollNote(title: string): string {
   return `[dida-todo] New work from the bound Dida list is now your current Work. Check it with todo list, plan it with todo, and carry it out. ${UNTRUSTED_PREAMBLE}\n${fenceUntrusted('title', truncateGraphemes(title.trim(), POLL_TITLE_MAX))}`;
+}
+
+/** An idle bound session a poll may hand work to: a track of this process, or a session of another process. */
+export interface PollCandidate {
+  sessionId: string;
+  binding: Binding;
+  /** Set for a session of this process (woken directly); absent for one of another process (handed an offer). */
+  track?: AgentTrack;
+}
+
+export interface PollListOptions {
+  /** Works offered already (as the machine's poller keeps them in the state); without it this poller's own memory. */
+  offered?: ReadonlySet<string>;
+  /** Works that live sessions (of any process) have as their current Work, or that wait in an offer. */
+  held?: ReadonlySet<string>;
+  /** Hands a Work claimed for a session of another process over to it. */
+  handOff?: (sessionId: string, work: WorkRecord) => Promise<void>;
+  /** Records that a session of this process was woken for a Work (so a later poller does not offer it again). */
+  woke?: (sessionId: string, key: string) => Promise<void>;
+}
+
+export interface PollListOutcome {
+  /** The list's open tasks as read (ids and versions): equal fingerprints mean nothing changed. */
+  fingerprint: string;
+  /** Works handed to a session in this poll. */
+  handed: string[];
 }
 
 export class Poller {
@@ -30,7 +58,7 @@ export class Poller {
     private readonly afterRead?: () => Promise<void>,
   ) {}
 
-  /** Polls every `minutes` until `close()`. */
+  /** Polls every `minutes` until `close()` (this process's sessions only; see MachinePoller for the shared one). */
   start(minutes: number): void {
     this.stop?.();
     this.stop = this.deps.clock.every(minutes * 60_000, () => void this.poll());
@@ -41,49 +69,61 @@ export class Poller {
     this.stop = undefined;
   }
 
-  /** One poll (a poll already running is joined, not repeated). */
+  /** One poll of this process's idle bound sessions (a poll already running is joined, not repeated). */
   poll(): Promise<void> {
     this.running ??= this.pollOnce().finally(() => (this.running = undefined));
     return this.running;
   }
 
   private async pollOnce(): Promise<void> {
-    const byList = new Map<string, AgentTrack[]>();
+    const byList = new Map<string, PollCandidate[]>();
     for (const track of this.deps.tracker.all()) {
       if (track.subagent || !track.binding || track.agent.status !== 'idle') continue;
       const list = byList.get(track.binding.projectId) ?? [];
-      list.push(track);
+      list.push({ sessionId: track.sessionId, binding: track.binding, track });
       byList.set(track.binding.projectId, list);
     }
-    for (const [projectId, tracks] of byList) {
+    for (const [projectId, candidates] of byList) {
       if (this.deps.lifetime.aborted) return;
       try {
-        await this.pollList(projectId, tracks);
+        await this.pollList(projectId, candidates);
       } catch (error) {
         this.deps.log(`polling the Dida list failed (will retry): ${messageOf(error)}`);
       }
     }
   }
 
-  private async pollList(projectId: string, tracks: AgentTrack[]): Promise<void> {
+  /**
+   * Reads the list once (its queue, as sync reads it) and, for each candidate in turn, claims the best Work routed to
+   * its directory that nobody was offered, nobody holds and no paused session would get; a session of this process is
+   * woken with the Work as its current one, a session of another process is handed it (`handOff`). Throws when the
+   * list cannot be read.
+   */
+  async pollList(projectId: string, candidates: readonly PollCandidate[], options: PollListOptions = {}): Promise<PollListOutcome> {
     const engine = await this.deps.engine();
     const queue = await engine.queue(projectId);
     await this.afterRead?.();
+    const fingerprint = (queue.report?.tasks ?? []).map((t) => `${t.id}:${t.etag ?? t.modifiedTime ?? ''}`).join(',');
     const known = new Set([...queue.ranked, ...queue.skipped].map((entry) => entry.candidate.taskId));
-    const offered = new Set([...(this.offered.get(projectId) ?? [])].filter((key) => known.has(key)));
-    this.offered.set(projectId, offered);
-    // Works another live session of this process has as its current Work are not offered to a second one.
+    // The machine's poller says what was offered (kept in the state); alone, this poller remembers it itself.
+    const offered = new Set([...(options.offered ?? this.offered.get(projectId) ?? [])].filter((key) => known.has(key)));
+    if (!options.offered) this.offered.set(projectId, offered);
+    // Works another live session has as its current Work are not offered to a second one.
     const state = await this.deps.state.read();
-    const held = new Set(this.deps.tracker.all().map((t) => state.sessions[t.sessionId]?.currentWork).filter((k): k is string => !!k));
+    const held = new Set([...this.deps.tracker.all().map((t) => state.sessions[t.sessionId]?.currentWork).filter((k): k is string => !!k), ...(options.held ?? [])]);
     // Sessions of one list in directories with different route tags are offered different Works.
     const config = await this.deps.config.read().catch(() => undefined);
     const lost = new Set<string>();
-    for (const track of tracks) {
-      const ranked = queue.ranked.filter((entry) => !offered.has(entry.candidate.taskId) && !held.has(entry.candidate.taskId) && !lost.has(entry.candidate.taskId) && routesHere(config, track.binding, entry.candidate.tags));
+    const handed: string[] = [];
+    for (const candidate of candidates) {
+      const { track } = candidate;
+      if (!track && !options.handOff) continue;
+      const ranked = queue.ranked.filter((entry) => !offered.has(entry.candidate.taskId) && !held.has(entry.candidate.taskId) && !lost.has(entry.candidate.taskId) && routesHere(config, candidate.binding, entry.candidate.tags));
       if (ranked.length === 0) continue;
       // A session whose Work the person paused from Dida is not handed other work either.
-      if (track.agent.status !== 'idle' || this.deps.lifetime.aborted || sessionPaused(state, track.sessionId)) continue;
-      const work = await engine.claimNext(track.sessionId, projectId, { ...queue, ranked });
+      if ((track && track.agent.status !== 'idle') || this.deps.lifetime.aborted || sessionPaused(state, candidate.sessionId)) continue;
+      // A session of another process makes the Work current itself when it takes the hand-over.
+      const work = await engine.claimNext(candidate.sessionId, projectId, { ...queue, ranked }, undefined, track ? {} : { makeCurrent: false });
       if (!work) {
         // Every Work it tried is held elsewhere: the next session is not sent after them again.
         for (const entry of ranked) lost.add(entry.candidate.taskId);
@@ -92,10 +132,17 @@ export class Poller {
       const key = workKey(work.taskId, work.occurrence);
       offered.add(key);
       held.add(key);
+      handed.push(key);
+      if (!track) {
+        await options.handOff?.(candidate.sessionId, work);
+        continue;
+      }
       if (track.agent.status !== 'idle') continue;
       track.queueGranted = true;
       await this.counter.note(track.sessionId, { kind: 'new_work' });
+      await options.woke?.(track.sessionId, key);
       track.agent.followup(pluginMessage(pollNote(work.title), this.deps.newId()));
     }
+    return { fingerprint, handed };
   }
 }

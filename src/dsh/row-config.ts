@@ -28,7 +28,9 @@ export interface RowConfig {
   maxWaitMinutes: number;
   /** Poll the bound list for new work while the session is idle. */
   poll: boolean;
-  /** Minutes between polls. */
+  /** Seconds between polls while sessions are idle and the list changes. */
+  pollSeconds: number;
+  /** The longest time between polls, in minutes, reached after long quiet (one poll per interval before). */
   pollIntervalMinutes: number;
   /** Exact human messages that allow one turn to pick work from the whole queue. */
   queueTriggers: string[];
@@ -132,6 +134,7 @@ const ROW_SHAPE: Shape = {
   backoff: { field: list(seconds), default: () => [...DEFAULT_BACKOFF_SECONDS] },
   maxWaitMinutes: { field: integer(0, 24 * 60), default: () => 300 },
   poll: { field: boolean, default: () => false },
+  pollSeconds: { field: integer(5, 3600), default: () => 20 },
   pollIntervalMinutes: { field: integer(1, 1440), default: () => 10 },
   queueTriggers: { field: list(nonEmptyString), default: () => [...DEFAULT_QUEUE_TRIGGERS] },
   progressWindowSeconds: { field: integer(0, 3600), default: () => 60 },

@@ -1,6 +1,8 @@
 // Registers the host-neutral tools with dsh: JSON Schema parameters, text rendering, per-call context.
 import type { ParameterSpec, ToolContext, ToolDefinition, ToolResult } from '../core/tools';
 import { renderResult } from '../core/tools/tool-types';
+import { isDidaError } from '../dida/dida-error';
+import { withRequestPriority } from '../dida/request-budget';
 import type { HostToolDefinition, ToolExecution } from './ports';
 
 /** Converts our parameter specs to the JSON Schema subset the dsh tool registry accepts. */
@@ -31,6 +33,22 @@ function toJson(result: ToolResult): ToolResult {
   return JSON.parse(JSON.stringify(result)) as ToolResult;
 }
 
+/** When Dida gives no hint of how long to wait after a 429, the model is told to try again after this long. */
+export const RATE_LIMIT_RETRY_HINT_MS = 30_000;
+
+/**
+ * The result of a tool call that Dida's rate limit (or this machine's request budget) stopped: nothing more was sent,
+ * and the model is told when to call again. Undefined for every other failure.
+ */
+export function rateLimitedResult(error: unknown): ToolResult | undefined {
+  if (!isDidaError(error) || error.code !== 'rate_limited') return undefined;
+  const seconds = Math.max(1, Math.ceil((error.retryAfterMs ?? RATE_LIMIT_RETRY_HINT_MS) / 1000));
+  return {
+    code: 'dida_unavailable',
+    message: `Dida is rate-limited on this machine right now, so this call did not finish. Call it again in ${seconds} seconds; a change it already recorded is carried out then.`,
+  };
+}
+
 /** Runs after a tool call of an agent session, before its result is returned (so its effects precede the next step). */
 export type AfterToolCall = (call: { tool: string; args: Record<string, unknown>; exec: ToolExecution; result: ToolResult }) => Promise<void> | void;
 
@@ -52,7 +70,15 @@ export function bridgeTool(
       if (!ctx) return toJson({ code: 'invalid_argument', message: `${tool.name} must be called by an agent session.` });
       if ('code' in ctx) return toJson(ctx);
       const input = (args ?? {}) as Record<string, unknown>;
-      const result = toJson(await tool.execute(input, ctx));
+      // Every Dida request of the call is one the model waits for: it goes before settle, comments and polling.
+      let result: ToolResult;
+      try {
+        result = toJson(await withRequestPriority('foreground', () => tool.execute(input, ctx)));
+      } catch (error) {
+        const limited = rateLimitedResult(error);
+        if (!limited) throw error;
+        result = toJson(limited);
+      }
       await after?.({ tool: tool.name, args: input, exec, result });
       return result;
     },

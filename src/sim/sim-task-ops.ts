@@ -34,6 +34,16 @@ export interface SimQuirks {
    * ignored and the task gets the place the server picks, as for a create without one).
    */
   sortOrderOnCreate: 'keep' | 'assign';
+  /** Requests per token allowed in any short window (`rateLimitWindowMs`); beyond it a 429 (0, the default: no limit). */
+  rateLimitPerMinute: number;
+  /** Requests per token allowed in any five short windows (0, the default: no limit). */
+  rateLimitPerFiveMinutes: number;
+  /** The short window in milliseconds (default 60000: a minute; tests shorten it; the long window is five of it). */
+  rateLimitWindowMs: number;
+  /** A 429's Retry-After header: `send` (seconds until a request would pass), `omit`, or `alternate` (default). */
+  rateLimitRetryAfter: 'send' | 'omit' | 'alternate';
+  /** A 429's body: `json` (a Dida error body), `empty`, or `alternate` (default; it alternates every second 429). */
+  rateLimitBody: 'json' | 'empty' | 'alternate';
 }
 
 export const DEFAULT_QUIRKS: SimQuirks = {
@@ -45,6 +55,11 @@ export const DEFAULT_QUIRKS: SimQuirks = {
   commentOrder: 'oldest-first',
   commentPageSize: 200,
   sortOrderOnCreate: 'keep',
+  rateLimitPerMinute: 0,
+  rateLimitPerFiveMinutes: 0,
+  rateLimitWindowMs: 60_000,
+  rateLimitRetryAfter: 'alternate',
+  rateLimitBody: 'alternate',
 };
 
 const STATUS_ON_UPDATE = ['ignore', 'honour'] as const;
@@ -52,6 +67,8 @@ const DELETED_TASK_READ = ['404', 'readable', 'empty200', '500'] as const;
 const UPDATE_WITHOUT_TITLE = ['apply', 'ignore'] as const;
 const COMMENT_ORDER = ['oldest-first', 'newest-first'] as const;
 const SORT_ORDER_ON_CREATE = ['keep', 'assign'] as const;
+const RATE_LIMIT_RETRY_AFTER = ['send', 'omit', 'alternate'] as const;
+const RATE_LIMIT_BODY = ['json', 'empty', 'alternate'] as const;
 
 function oneOf<T extends string>(name: string, allowed: readonly T[], value: unknown): T {
   if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T;
@@ -78,6 +95,19 @@ export function mergeQuirks(base: SimQuirks, patch: Partial<SimQuirks> | undefin
     }
     out.commentPageSize = patch.commentPageSize;
   }
+  for (const key of ['rateLimitPerMinute', 'rateLimitPerFiveMinutes'] as const) {
+    if (patch[key] === undefined) continue;
+    if (!Number.isInteger(patch[key]) || patch[key] < 0) throw new Error(`simulator quirk ${key} must be a whole number ≥ 0 (got ${JSON.stringify(patch[key])})`);
+    out[key] = patch[key];
+  }
+  if (patch.rateLimitWindowMs !== undefined) {
+    if (!Number.isInteger(patch.rateLimitWindowMs) || patch.rateLimitWindowMs < 1) {
+      throw new Error(`simulator quirk rateLimitWindowMs must be a positive integer (got ${JSON.stringify(patch.rateLimitWindowMs)})`);
+    }
+    out.rateLimitWindowMs = patch.rateLimitWindowMs;
+  }
+  if (patch.rateLimitRetryAfter !== undefined) out.rateLimitRetryAfter = oneOf('rateLimitRetryAfter', RATE_LIMIT_RETRY_AFTER, patch.rateLimitRetryAfter);
+  if (patch.rateLimitBody !== undefined) out.rateLimitBody = oneOf('rateLimitBody', RATE_LIMIT_BODY, patch.rateLimitBody);
   return out;
 }
 

@@ -112,6 +112,8 @@ export interface Simulator {
   counters(): Record<string, number>;
   /** Every request under /open/v1, including ones matching no route. */
   totalRequests(): number;
+  /** Requests the rate limit (the rateLimit* quirks) answered with 429, since the start. */
+  rateLimitRefusals(): number;
   resetCounters(): void;
   setLatency(ms: number): void;
   /**

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Project, Task } from '../dida/types';
 import { controlAccess, handleControl } from './sim-control';
 import { FaultQueue, SIM_FAULT_KINDS, type SimFault } from './sim-faults';
+import { SimRateLimiter } from './sim-rate-limit';
 import { faultError, parseJsonBody, readBody, sendError, sendJson, sendRedirect, sendTruncated } from './sim-http';
 import { handlePageRequest, isPagePath, type PageLocale } from './sim-page';
 import { matchRoute, SIM_ROUTES } from './sim-routes';
@@ -29,6 +30,7 @@ class SimulatorImpl implements Simulator {
   private readonly model: SimState;
   private readonly server: http.Server;
   private readonly faults = new FaultQueue();
+  private readonly limiter = new SimRateLimiter();
   private counts = new Map<string, number>();
   private total = 0;
   private latencyMs: number;
@@ -142,6 +144,9 @@ class SimulatorImpl implements Simulator {
     const bearer = /^Bearer\s+(.+)$/i.exec(auth.trim())?.[1];
     if (!bearer) return sendError(res, unauthorized('Full authentication is required to access this resource'));
     if (this.validToken === null || bearer !== this.validToken) return sendError(res, unauthorized('Invalid access token'));
+    // The rate limit counts a token's requests in real time (the simulated clock may stand still).
+    const limited = this.limiter.check(bearer, Date.now(), this.model.quirks);
+    if (limited) return sendError(res, limited);
     // Live Dida answers 500 for a route it does not serve, whatever the method.
     if (match.kind === 'not_found') return sendJson(res, 500, errorBody('unknown_exception', `No handler for ${method} ${url.pathname}`));
     if (match.kind === 'method_not_allowed') {
@@ -266,6 +271,10 @@ class SimulatorImpl implements Simulator {
 
   totalRequests(): number {
     return this.total;
+  }
+
+  rateLimitRefusals(): number {
+    return this.limiter.refused;
   }
 
   resetCounters(): void {

@@ -1,65 +1,15 @@
-// Owns config.yaml: its schema, reading with clear errors, atomic saving, change-aware re-reading and bindings.
+// Owns config.yaml: reading it (its schema in config-schema.ts, its errors in config-check.ts), atomic saving,
+// change-aware re-reading and bindings.
 import { createHash } from 'node:crypto';
 import { readlink, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
-import * as z from 'zod/mini';
-import { describeIssues } from '../common/schema-issues';
 import { readFileIfExists, writeFileAtomic } from './atomic-file';
 import { withLock, type LockOptions } from './file-lock';
-import { displayPath } from './paths';
+import { ConfigError, loadYaml, parseConfigText, validateConfig } from './config-check';
+import { CONFIG_VERSION, defaultConfig, normalizeCwd, type Binding, type DidaTodoConfig } from './config-schema';
 
-export const CONFIG_VERSION = 1;
-
-/** Loads the yaml library lazily (it is a separate chunk of the bundle). */
-async function loadYaml(): Promise<typeof import('yaml')> {
-  const imported = (await import('yaml')) as typeof import('yaml') & { default?: typeof import('yaml') };
-  return typeof imported.parseDocument === 'function' ? imported : (imported.default as typeof import('yaml'));
-}
-export const DEFAULT_POLL_INTERVAL_MINUTES = 10;
-
-/** A route tag as written: optional leading `#`, then letters or digits first, then letters, digits, `_ . - /` (at most 64). */
-const ROUTE_TAG_TEXT = /^\s*#*[\p{L}\p{N}][\p{L}\p{N}_.\-/]{0,63}\s*$/u;
-
-const BindingSchema = z.strictObject({
-  cwd: z.string().check(z.refine((value) => path.isAbsolute(value), { error: 'expected an absolute path' })),
-  projectId: z.string().check(z.minLength(1)),
-  label: z.optional(z.string()),
-  /** Route tag: tasks with this Dida tag run only in directories bound with it. */
-  tag: z.optional(z.string().check(z.refine((value) => ROUTE_TAG_TEXT.test(value.normalize('NFKC')), { error: 'expected a route tag: letters or digits, then letters, digits, _ . - / (at most 64)' }))),
-});
-
-const NON_NEGATIVE = z.number().check(z.gte(0));
-
-export const ConfigSchema = z.strictObject({
-  version: z._default(z.literal(CONFIG_VERSION), CONFIG_VERSION),
-  region: z.optional(z.enum(['dida365', 'ticktick'])),
-  baseUrl: z.optional(z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' })),
-  locale: z.optional(z.enum(['zh', 'en'])),
-  poll: z.optional(
-    z.strictObject({
-      enabled: z._default(z.boolean(), false),
-      intervalMinutes: z._default(z.int().check(z.gte(1), z.lte(1440)), DEFAULT_POLL_INTERVAL_MINUTES),
-    }),
-  ),
-  /** Whole comments by the list's owner that pause a running Work (wins over the plugin row's; [] turns them off). */
-  stopPhrases: z.optional(z.array(z.string().check(z.minLength(1)))),
-  hostLabel: z.optional(z.string().check(z.minLength(1))),
-  /** Prices per million tokens by model name (shown as an estimated cost in the review todo). */
-  pricing: z.optional(z.record(z.string().check(z.minLength(1)), z.strictObject({ input: NON_NEGATIVE, output: NON_NEGATIVE, cacheRead: z.optional(NON_NEGATIVE), currency: z.optional(z.string().check(z.minLength(1), z.maxLength(8))) }))),
-  /** The spend guard: per Work and per round; 0 turns a limit off. */
-  limits: z.optional(
-    z.strictObject({
-      maxTokensPerWork: z.optional(z.int().check(z.gte(0))),
-      maxMinutesPerWork: z.optional(z.int().check(z.gte(0))),
-      maxTokensPerRound: z.optional(z.int().check(z.gte(0))),
-      maxMinutesPerRound: z.optional(z.int().check(z.gte(0))),
-    }),
-  ),
-  bindings: z._default(z.array(BindingSchema), []),
-});
-
-export type DidaTodoConfig = z.output<typeof ConfigSchema>;
-export type Binding = z.output<typeof BindingSchema>;
+export * from './config-schema';
+export { closestKey, ConfigError, parseConfigText, validateConfig, type ConfigIssue } from './config-check';
 
 export interface LoadedConfig {
   config: DidaTodoConfig;
@@ -69,173 +19,6 @@ export interface LoadedConfig {
 
 const DEFAULT_HEADER =
   '# dida-todo configuration. `dida-todo bind` edits it; hand edits are picked up without a restart.\n';
-
-/** One problem found in config.yaml: where it is and what is wrong. */
-export interface ConfigIssue {
-  /** 1-based line of the offending key or value, when the file was parsed far enough to know it. */
-  line?: number;
-  /** Key path such as `poll.intervalMinutes` or `bindings[0].cwd`; `(root)` for the file itself. */
-  path: string;
-  /** The unknown key itself, for an unknown-key issue. */
-  unknownKey?: string;
-  /** The closest valid key at that place ("did you mean"), for an unknown key. */
-  suggestion?: string;
-  /** What is wrong, in English (e.g. `expected one of "zh", "en"`). */
-  problem: string;
-}
-
-/**
- * config.yaml is unreadable as YAML or does not match the schema. The message names the file, each problem's line
- * and key, the closest valid key for a misspelt one, and the fix; `issues` carries the same as data.
- */
-export class ConfigError extends Error {
-  readonly code = 'config_invalid' as const;
-  constructor(
-    readonly file: string,
-    readonly detail: string,
-    readonly fix = 'Fix the file.',
-    readonly issues: readonly ConfigIssue[] = [],
-  ) {
-    super(`${displayPath(file)}: ${detail}. ${fix}`);
-    this.name = 'ConfigError';
-  }
-}
-
-/** The keys config.yaml allows at each place (for "did you mean"). */
-const KNOWN_KEYS: Record<string, readonly string[]> = {
-  '': ['version', 'region', 'baseUrl', 'locale', 'poll', 'stopPhrases', 'hostLabel', 'pricing', 'limits', 'bindings'],
-  poll: ['enabled', 'intervalMinutes'],
-  limits: ['maxTokensPerWork', 'maxMinutesPerWork', 'maxTokensPerRound', 'maxMinutesPerRound'],
-  binding: ['cwd', 'projectId', 'label', 'tag'],
-};
-
-/** The closest of `candidates` to `key` (case ignored, at most a third of its letters different), if any. */
-export function closestKey(key: string, candidates: readonly string[]): string | undefined {
-  let best: { key: string; distance: number } | undefined;
-  for (const candidate of candidates) {
-    const distance = editDistance(key.toLowerCase(), candidate.toLowerCase());
-    if (!best || distance < best.distance) best = { key: candidate, distance };
-  }
-  return best && best.distance <= Math.max(2, Math.floor(key.length / 3)) ? best.key : undefined;
-}
-
-function editDistance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let diagonal = row[0] as number;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const above = row[j] as number;
-      row[j] = Math.min(above + 1, (row[j - 1] as number) + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diagonal = above;
-    }
-  }
-  return row[b.length] as number;
-}
-
-/** The configuration used when config.yaml does not exist. */
-export function defaultConfig(): DidaTodoConfig {
-  return { version: CONFIG_VERSION, bindings: [] };
-}
-
-/** Normalizes a directory for bindings: absolute, resolved, without a trailing slash. */
-export function normalizeCwd(cwd: string): string {
-  return path.resolve(cwd);
-}
-
-/** Where keys and values sit in the file, for line numbers in errors. */
-interface SourceMap {
-  lineOf(path: readonly PropertyKey[], unknownKey?: string): number | undefined;
-}
-
-/** Parses config.yaml text; `file` is used in error messages only. Throws `ConfigError`. */
-export async function parseConfigText(text: string, file: string): Promise<DidaTodoConfig> {
-  const YAML = await loadYaml();
-  const lineCounter = new YAML.LineCounter();
-  const doc = YAML.parseDocument(text, { lineCounter });
-  const syntaxError = doc.errors[0];
-  if (syntaxError) {
-    const pos = syntaxError.linePos?.[0];
-    const where = pos ? ` at line ${pos.line}, column ${pos.col}` : '';
-    const reason = syntaxError.message.replace(/ at line \d+, column \d+:[\s\S]*$/, '').trim();
-    throw new ConfigError(file, `YAML syntax error${where}: ${reason}`, undefined, [{ ...(pos ? { line: pos.line } : {}), path: '(root)', problem: `YAML syntax error: ${reason}` }]);
-  }
-  const source: SourceMap = {
-    lineOf(path, unknownKey) {
-      const node = path.length === 0 ? doc.contents : doc.getIn(path as unknown[], true);
-      let offset: number | undefined;
-      if (unknownKey !== undefined && YAML.isMap(node)) {
-        const pair = node.items.find((item) => YAML.isScalar(item.key) && String(item.key.value) === unknownKey);
-        offset = YAML.isScalar(pair?.key) ? pair.key.range?.[0] : undefined;
-      } else if (YAML.isNode(node)) offset = node.range?.[0];
-      return offset === undefined ? undefined : lineCounter.linePos(offset).line;
-    },
-  };
-  return validateConfig(doc.toJS() ?? {}, file, source);
-}
-
-/** Validates an already parsed value against the schema and normalizes binding directories. Throws `ConfigError`. */
-export function validateConfig(raw: unknown, file: string, source?: SourceMap): DidaTodoConfig {
-  if (isRecord(raw) && typeof raw.version === 'number' && raw.version > CONFIG_VERSION) {
-    throw new ConfigError(
-      file,
-      `at version: config version ${raw.version} was written by a newer dida-todo (this one knows version ${CONFIG_VERSION})`,
-      'Upgrade dida-todo.',
-      [{ ...lineAt(source, ['version']), path: 'version', problem: `config version ${raw.version} was written by a newer dida-todo` }],
-    );
-  }
-  const result = ConfigSchema.safeParse(raw, { reportInput: true });
-  if (!result.success) {
-    const issues = result.error.issues;
-    const touchesBindings = issues.some((issue) => issue.path[0] === 'bindings');
-    // In reading order: the person fixes the file top to bottom.
-    const located = issues.flatMap((issue) => locateIssue(issue, source)).sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity));
-    throw new ConfigError(file, located.map(describeLocated).join('; '), touchesBindings ? 'Fix the file or run `dida-todo bind` again.' : undefined, located);
-  }
-  const config = result.data;
-  const seen = new Map<string, number>();
-  config.bindings = config.bindings.map((binding, index) => {
-    const cwd = normalizeCwd(binding.cwd);
-    const first = seen.get(cwd);
-    if (first !== undefined) {
-      const problem = `${cwd} is already bound by bindings[${first}]`;
-      const issue: ConfigIssue = { ...lineAt(source, ['bindings', index, 'cwd']), path: `bindings[${index}].cwd`, problem };
-      throw new ConfigError(file, describeLocated(issue), 'Fix the file or run `dida-todo bind` again.', [issue]);
-    }
-    seen.set(cwd, index);
-    return { ...binding, cwd };
-  });
-  return config;
-}
-
-function lineAt(source: SourceMap | undefined, path: readonly PropertyKey[], unknownKey?: string): { line?: number } {
-  const line = source?.lineOf(path, unknownKey);
-  return line === undefined ? {} : { line };
-}
-
-/** One schema issue as located problems; an unknown-keys issue becomes one problem per key, each with its line. */
-function locateIssue(issue: z.core.$ZodIssue, source: SourceMap | undefined): ConfigIssue[] {
-  const path = formatKeyPath(issue.path);
-  if (issue.code === 'unrecognized_keys') {
-    const place = issue.path.length === 0 ? '' : issue.path[0] === 'bindings' ? 'binding' : String(issue.path[0]);
-    return issue.keys.map((key) => {
-      const suggestion = closestKey(key, KNOWN_KEYS[place] ?? []);
-      return { ...lineAt(source, issue.path, key), path, unknownKey: key, ...(suggestion ? { suggestion } : {}), problem: `unknown key ${JSON.stringify(key)}` };
-    });
-  }
-  return [{ ...lineAt(source, issue.path), path, problem: describeIssues([issue]).replace(/^at [^:]*: /, '') }];
-}
-
-function describeLocated(issue: ConfigIssue): string {
-  const line = issue.line === undefined ? '' : `line ${issue.line}, `;
-  const hint = issue.suggestion ? ` (did you mean ${JSON.stringify(issue.suggestion)}?)` : '';
-  return `${line}at ${issue.path}: ${issue.problem}${hint}`;
-}
-
-function formatKeyPath(path: readonly PropertyKey[]): string {
-  if (path.length === 0) return '(root)';
-  return path.map((key, i) => (typeof key === 'number' ? `[${key}]` : i === 0 ? String(key) : `.${String(key)}`)).join('');
-}
 
 /**
  * Reads config.yaml; a missing file yields the defaults with `exists: false`. Throws `ConfigError` for invalid content.
@@ -279,6 +62,7 @@ export async function serializeConfig(config: DidaTodoConfig, header = DEFAULT_H
     baseUrl: config.baseUrl,
     locale: config.locale,
     poll: config.poll,
+    budget: config.budget,
     stopPhrases: config.stopPhrases,
     hostLabel: config.hostLabel,
     pricing: config.pricing,
@@ -433,8 +217,4 @@ function leadingComment(text: string): string {
 
 function dropUndefined<T extends Record<string, unknown>>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -5,6 +5,7 @@ import { createCliGateway } from '../dida/cli-gateway';
 import { DidaError } from '../dida/dida-error';
 import type { DidaGateway } from '../dida/dida-gateway';
 import { createHttpGateway, resolveBaseUrl, type DidaRegion } from '../dida/http-gateway';
+import { accountKey, createRequestBudget, DEFAULT_BUDGET, withRequestPriority, type BudgetLimits, type RequestGate } from '../dida/request-budget';
 import { resolveToken, type ResolvedToken } from '../dida/token-source';
 import type { ConfigPort } from '../core/queue/bindings';
 import type { LockPort, StatePort } from '../core/work/engine-context';
@@ -18,6 +19,8 @@ import { withLock, type LockOptions } from '../store/file-lock';
 import { resolvePaths, type DidaTodoPaths } from '../store/paths';
 import { LoggedStateStore } from '../store/logged-state-store';
 import { WorkUsageSchema } from '../core/work/usage-schema';
+import { budgetStore } from '../store/budget-store';
+import { readAccountFacts, writeAccountFacts } from '../store/account-facts';
 import type { RepoEvidencePort } from '../core/evidence/repo-evidence';
 import type { CorruptStateInfo } from '../store/state-store';
 
@@ -38,6 +41,8 @@ export interface RuntimeOptions {
   progressWindowMs?: number;
   /** The plugin row's stop phrases (config.yaml's win). */
   stopPhrases?: readonly string[];
+  /** Leave the machine-wide request budget out (default: every request of the gateway goes through it). */
+  budget?: false;
   log?: (line: string) => void;
 }
 
@@ -55,6 +60,11 @@ export interface Runtime {
   gateway(): Promise<DidaGateway>;
   /** Where the token comes from (never the token), or undefined when there is none. */
   tokenSource(): Promise<Omit<ResolvedToken, 'token'> | undefined>;
+  /**
+   * A name of the Dida account the gateway talks to (a hash of its base URL and token; see accountKey), known once the
+   * gateway was created; what the machine-wide budget and the poller election are keyed by.
+   */
+  account(): Promise<string>;
   /** Corrupt state files moved aside during this runtime's life. */
   readonly corruptions: CorruptStateInfo[];
   close(): Promise<void>;
@@ -147,6 +157,15 @@ export function openRuntime(options: RuntimeOptions = {}): Runtime {
     update: (fn) => updateConfig(paths.configFile, fn, { lockDir: paths.lockDir }),
   };
   let gatewayPromise: Promise<DidaGateway> | undefined;
+  let accountName: string | undefined;
+
+  /** The budget limits in force: config.yaml's, else the defaults (also while config.yaml cannot be read). */
+  const limits = async (): Promise<BudgetLimits> => (await reader.read().catch(() => undefined))?.config.budget ?? DEFAULT_BUDGET;
+  const gateFor = (key: string, baseUrl: string): RequestGate | undefined => {
+    accountName = key;
+    if (options.budget === false) return undefined;
+    return createRequestBudget({ store: budgetStore(paths.stateDir, paths.lockDir, key), limits, baseUrl, ...(options.log ? { log: options.log } : {}) });
+  };
 
   const lookup = () =>
     resolveToken({
@@ -159,7 +178,10 @@ export function openRuntime(options: RuntimeOptions = {}): Runtime {
   async function build(): Promise<DidaGateway> {
     const cfg: DidaTodoConfig = (await reader.read()).config;
     const didaCommand = options.didaCommand;
-    if (didaCommand) return createCliGateway({ command: didaCommand, ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}) });
+    if (didaCommand) {
+      const gate = gateFor(accountKey(`dida-cli:${didaCommand}`, ''), `dida-cli:${didaCommand}`);
+      return createCliGateway({ command: didaCommand, ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}), ...(gate ? { gate } : {}) });
+    }
     const found = await lookup();
     if (!found) throw new DidaError({ code: 'auth', message: NO_TOKEN_MESSAGE });
     if (found.warning) options.log?.(found.warning);
@@ -168,12 +190,22 @@ export function openRuntime(options: RuntimeOptions = {}): Runtime {
       { source: 'config', region: cfg.region, baseUrl: cfg.baseUrl },
       { source: 'row', region: options.region, baseUrl: options.baseUrl },
     ]);
+    const gate = gateFor(accountKey(endpoint.baseUrl, found.token.trim()), endpoint.baseUrl);
     return createHttpGateway({
       token: found.token,
       region: endpoint.region,
       baseUrl: endpoint.baseUrl,
       ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+      ...(gate ? { gate } : {}),
     });
+  }
+
+  function gateway(): Promise<DidaGateway> {
+    gatewayPromise ??= build().catch((error: unknown) => {
+      gatewayPromise = undefined;
+      throw error;
+    });
+    return gatewayPromise;
   }
 
   return {
@@ -186,12 +218,10 @@ export function openRuntime(options: RuntimeOptions = {}): Runtime {
     ...(options.progressWindowMs !== undefined ? { progressWindowMs: options.progressWindowMs } : {}),
     ...(options.stopPhrases !== undefined ? { stopPhrases: options.stopPhrases } : {}),
     corruptions,
-    gateway() {
-      gatewayPromise ??= build().catch((error: unknown) => {
-        gatewayPromise = undefined;
-        throw error;
-      });
-      return gatewayPromise;
+    gateway,
+    async account() {
+      await gateway();
+      return accountName as string;
     },
     async tokenSource() {
       const found = await lookup();
@@ -218,23 +248,50 @@ export function gitEvidencePort(log?: (line: string) => void): RepoEvidencePort 
   };
 }
 
+/** A time zone kept from Dida's preference is used without asking for this long (then read again in the background). */
+export const ZONE_FRESH_MS = 24 * 60 * 60_000;
+
 /**
- * A lazily created WorkEngine over the runtime. The account's time zone is read once from Dida's preference
- * (falling back to this machine's zone). A failure to create it (no token) is retried on the next call.
+ * The account's time zone: the one kept in the state folder from an earlier read of Dida's preference (read again in
+ * the background once a day old), else read now and kept; this machine's zone when Dida cannot say.
+ */
+async function accountZone(runtime: Runtime, gateway: DidaGateway, log?: (line: string) => void): Promise<string> {
+  // This machine's zone only when Dida does not say: the first Intl.DateTimeFormat of a process costs ~10 ms.
+  const localZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone;
+  const key = await Promise.resolve()
+    .then(() => runtime.account())
+    .catch(() => undefined);
+  const stateDir = runtime.paths?.stateDir;
+  const kept = key && stateDir ? readAccountFacts(stateDir, key) : {};
+  const read = async () => {
+    const zone = (await gateway.getPreference()).timeZone;
+    if (zone && key && stateDir) writeAccountFacts(stateDir, key, { ...readAccountFacts(stateDir, key), timeZone: zone, timeZoneReadAt: Date.now() });
+    return zone;
+  };
+  if (kept.timeZone) {
+    if (Date.now() - (kept.timeZoneReadAt ?? 0) > ZONE_FRESH_MS) {
+      void withRequestPriority('background', read).catch((error: unknown) => log?.(`could not read the Dida time zone again (keeping ${kept.timeZone}): ${error instanceof Error ? error.message : String(error)}`));
+    }
+    return kept.timeZone;
+  }
+  try {
+    return (await read()) || localZone();
+  } catch (error) {
+    const zone = localZone();
+    log?.(`could not read the Dida time zone, using ${zone}: ${error instanceof Error ? error.message : String(error)}`);
+    return zone;
+  }
+}
+
+/**
+ * A lazily created WorkEngine over the runtime. The account's time zone comes from Dida's preference, kept in the
+ * state folder between runs (see accountZone). A failure to create it (no token) is retried on the next call.
  */
 export function engineProvider(runtime: Runtime, log?: (line: string) => void): () => Promise<WorkEngine> {
   let pending: Promise<WorkEngine> | undefined;
   const make = async (): Promise<WorkEngine> => {
     const gateway = await runtime.gateway();
-    // This machine's zone only when Dida does not say: the first Intl.DateTimeFormat of a process costs ~10 ms.
-    const localZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone;
-    let timeZone: string;
-    try {
-      timeZone = (await gateway.getPreference()).timeZone || localZone();
-    } catch (error) {
-      timeZone = localZone();
-      log?.(`could not read the Dida time zone, using ${timeZone}: ${error instanceof Error ? error.message : String(error)}`);
-    }
+    const timeZone = await accountZone(runtime, gateway, log);
     // config.yaml is the person's own setting and wins over the plugin row for the locale and the host label.
     const settings = await runtime.config.read().catch(() => undefined);
     return new WorkEngine({

@@ -111,6 +111,21 @@ describe('status', () => {
     expect(human.out).not.toContain(sim.token);
   });
 
+  it("shows the machine's request budget and what was used of it in the last minute and five minutes", async () => {
+    await h.run(['login', '--token', sim.token, ...base]);
+    const now = Date.now();
+    await mkdir(path.join(h.stateDir, 'budget'), { recursive: true });
+    const stamps = [now - 4 * 60_000, now - 3 * 60_000, now - 30_000, now - 20_000, now - 10_000];
+    await writeFile(path.join(h.stateDir, 'budget', '0123456789abcdef.json'), JSON.stringify({ stamps, baseUrl: sim.baseUrl, pausedUntil: now + 60_000, strikes: 1 }));
+    const config = await readFile(h.configFile, 'utf8');
+    await writeFile(h.configFile, `${config}budget:\n  perMinute: 30\n  perFiveMinutes: 100\n`);
+    const json = (await h.run(['status', ...base, '--json'])).json<StatusJson & { budget: unknown }>();
+    expect(json.budget).toEqual([{ baseUrl: sim.baseUrl, perMinute: 30, perFiveMinutes: 100, usedLastMinute: 3, usedLastFiveMinutes: 5, pausedUntil: new Date(now + 60_000).toISOString() }]);
+    const human = await h.run(['status', ...base]);
+    expect(human.out).toMatch(/Budget\s+30\/min and 100\/5 min for this machine; used 3 in the last minute, 5 in the last 5 minutes/);
+    expect(human.out).toContain('Dida answered 429: every process waits until');
+  });
+
   it('shows an inherited binding for a subdirectory and exits 4 for an unbound directory', async () => {
     await h.run(['login', '--token', sim.token, ...base]);
     await h.run(['bind', 'Work', ...base]);

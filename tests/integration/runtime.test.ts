@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
+import { readAccountFacts, writeAccountFacts } from '../../src/store/account-facts';
 import { engineProvider, openRuntime } from '../../src/wiring/runtime';
 
 let dir: string;
@@ -29,6 +30,29 @@ describe('runtime', () => {
     expect(engine.deps.timeZone).toBe('Asia/Shanghai');
     expect(await runtime.tokenSource()).toEqual({ source: 'env' });
     await runtime.close();
+  });
+
+  it("keeps the account's time zone from Dida's preference in the state folder: a later run does not read it", async () => {
+    await mkdir(path.join(dir, 'config', 'dida-todo'), { recursive: true });
+    await writeFile(path.join(dir, 'config', 'dida-todo', 'config.yaml'), `baseUrl: ${sim.baseUrl}\n`);
+    const env = { HOME: dir, XDG_CONFIG_HOME: path.join(dir, 'config'), XDG_STATE_HOME: path.join(dir, 'state'), DIDA_TODO_TOKEN: sim.token };
+    const first = openRuntime({ env });
+    expect((await engineProvider(first)()).deps.timeZone).toBe('Asia/Shanghai');
+    expect(sim.counters()['POST /preference']).toBe(1);
+    await first.close();
+    const later = openRuntime({ env });
+    expect((await engineProvider(later)()).deps.timeZone).toBe('Asia/Shanghai');
+    expect(sim.counters()['POST /preference']).toBe(1);
+    // A zone kept longer than a day is still used at once, and read again in the background.
+    const key = await later.account();
+    writeAccountFacts(later.paths.stateDir, key, { timeZone: 'Europe/Paris', timeZoneReadAt: Date.now() - 2 * 24 * 60 * 60_000 });
+    await later.close();
+    const stale = openRuntime({ env });
+    expect((await engineProvider(stale)()).deps.timeZone).toBe('Europe/Paris');
+    for (let i = 0; i < 100 && readAccountFacts(stale.paths.stateDir, key).timeZone !== 'Asia/Shanghai'; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(readAccountFacts(stale.paths.stateDir, key).timeZone).toBe('Asia/Shanghai');
+    expect(sim.counters()['POST /preference']).toBe(2);
+    await stale.close();
   });
 
   it('explains how to log in when no token is configured', async () => {

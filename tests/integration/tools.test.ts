@@ -1,5 +1,6 @@
 // The three tools end to end over the simulator: binding, planning, updates, queue grant, errors.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { claimsPosted } from '../../src/core/engine/work-engine';
 import type { ConfigPort } from '../../src/core/queue/bindings';
 import { TOOLS, renderResult, type ToolContext, type ToolResult } from '../../src/core/tools';
 import { DidaError } from '../../src/dida/dida-error';
@@ -66,7 +67,9 @@ describe('tools', () => {
     const task = h.sim.listTasks().find((t) => t.title === '修复登录超时');
     expect(task?.priority).toBe(5);
     expect(task?.items?.map((i) => i.title)).toEqual(['复现问题', '修复并测试']);
-    // Progress comments wait in the outbox and go out at idle (settle) or when the window has passed.
+    // The claim follows the result at once (the call did not wait for it); progress comments wait in the outbox and
+    // go out at idle (settle) or when the window has passed.
+    await claimsPosted();
     expect(h.sim.listComments(task!.id).map((c) => c.title)).toEqual(['🤖 test-host 开始处理（会话 t）']);
     await h.engine.flushComments();
     expect(h.sim.listComments(task!.id).map((c) => c.title)).toEqual(['🤖 test-host 开始处理（会话 t）', '开始处理：复现问题']);

@@ -1,5 +1,7 @@
 // The composition (src/dsh/dsh-host.ts) over a fake host, fake runtime, fake engine and fake clock: which dsh event
 // reaches which module, and what does not.
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { getLocale } from '../../src/core/text/locale';
 import type { WorkEngine } from '../../src/core/engine/work-engine';
@@ -27,6 +29,8 @@ function setup(options: { row?: Record<string, unknown>; config?: DidaTodoConfig
     corruptions: [],
     gateway: vi.fn(async () => Promise.reject(new Error('no gateway here'))),
     tokenSource: vi.fn(async () => undefined),
+    account: vi.fn(async () => Promise.reject(new Error('no account here'))),
+    paths: { lockDir: path.join(os.tmpdir(), `dida-host-locks-${process.pid}`) },
     close: vi.fn(async () => undefined),
   } as unknown as Runtime & { close: ReturnType<typeof vi.fn> };
   const host = fakeHost(options.services);
@@ -62,18 +66,29 @@ describe('DshHost.start', () => {
     expect(t.runtime.close).toHaveBeenCalledTimes(1);
   });
 
-  it('starts the poller when the row or config.yaml asks, with config.yaml\'s interval winning', async () => {
+  it("takes part in the machine's polling when the row or config.yaml asks, with config.yaml's intervals winning", async () => {
     const off = setup();
     await flush();
     expect(off.clock.intervals).toEqual([]);
+    expect(off.plugin.machinePoller).toBeUndefined();
     const row = setup({ row: { poll: true, pollIntervalMinutes: 7 } });
-    await flush();
-    expect(row.clock.intervals).toEqual([7 * 60_000]);
-    const file = setup({ config: { ...bound(CWD), poll: { enabled: true, intervalMinutes: 3 } } as DidaTodoConfig });
-    await flush();
-    expect(file.clock.intervals).toEqual([3 * 60_000]);
+    await eventually(() => row.plugin.machinePoller !== undefined);
+    // One look at the shared state a second; polls every 20 s while someone is idle, slowing to 7 minutes in quiet.
+    expect(row.clock.intervals).toEqual([1_000]);
+    expect(row.plugin.machinePoller!.pacing).toEqual({ baseMs: 20_000, ceilingMs: 7 * 60_000 });
+    const file = setup({ config: { ...bound(CWD), poll: { enabled: true, intervalMinutes: 3, intervalSeconds: 9 } } as DidaTodoConfig });
+    await eventually(() => file.plugin.machinePoller !== undefined);
+    expect(file.plugin.machinePoller!.pacing).toEqual({ baseMs: 9_000, ceilingMs: 3 * 60_000 });
     await file.host.dispose();
     expect(file.clock.pending()).toBe(0);
+  });
+
+  it('a one-shot run never takes part in polling', async () => {
+    const t = setup({ row: { poll: true }, services: { headlessStartup: {} } });
+    await flush();
+    await flush();
+    expect(t.plugin.machinePoller).toBeUndefined();
+    expect(t.clock.intervals.filter((ms) => ms === 1_000)).toEqual([]);
   });
 
   it('resumes an interrupted session by itself at start', async () => {

@@ -1,6 +1,9 @@
 // The phone hooks as wired in the composition (src/dsh/dsh-host.ts) over the fake host: the answer in a turn's first
 // step, the turn cancelled after a todo call that saw the priority at none, and the poller waking an idle session with
 // the answer it found.
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import type { EngineDeps } from '../../src/core/work/engine-context';
 import { getLocale } from '../../src/core/text/locale';
@@ -10,7 +13,7 @@ import { DshHost } from '../../src/dsh/dsh-host';
 import { PAUSE_CANCEL_REASON } from '../../src/dsh/pause-guard';
 import { RowConfig } from '../../src/dsh/row-config';
 import type { Runtime } from '../../src/wiring/runtime';
-import { bound, FakeClock, fakeEngine, flush, memoryConfig, memoryState, personSays, work } from '../helpers/dsh-fakes';
+import { bound, eventually, FakeClock, fakeEngine, flush, memoryConfig, memoryState, personSays, work } from '../helpers/dsh-fakes';
 import { fakeAgent, fakeHost, type FakeAgent } from '../helpers/dsh-host-fake';
 
 const CWD = '/work/project';
@@ -42,6 +45,8 @@ function setup(options: { row?: Record<string, unknown>; state?: EngineState } =
     corruptions: [],
     gateway: vi.fn(async () => gateway),
     tokenSource: vi.fn(async () => undefined),
+    account: vi.fn(async () => 'account-1'),
+    paths: { lockDir: mkdtempSync(path.join(os.tmpdir(), 'dida-phone-locks-')) },
     close: vi.fn(async () => undefined),
   } as unknown as Runtime;
   const host = fakeHost();
@@ -111,11 +116,12 @@ describe('the phone hooks in the composition', () => {
     const t = setup({ row: { poll: true, pollIntervalMinutes: 1 }, state });
     const agent = await t.create('s1');
     await flush();
-    expect(agent.followup).not.toHaveBeenCalled();
-    await t.clock.advance(60_000);
-    await flush();
-    expect(t.engine.queue).toHaveBeenCalledTimes(1);
+    // The machine's poller looks at the shared state every second: the answer waiting there wakes the idle session.
+    await eventually(() => t.plugin.machinePoller !== undefined);
+    await t.clock.advance(1_000);
+    await eventually(() => agent.followup.mock.calls.length > 0);
     expect(agent.followup).toHaveBeenCalledTimes(1);
     expect(agent.followup.mock.calls[0]![0].content[0].text).toContain('ANSWER-42');
+    t.plugin.machinePoller!.close();
   });
 });

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { refreshIntervalMs } from '../../src/store/lock-queue';
+import { POLL_TICK_MS } from '../../src/dsh/machine-poller';
 import * as mod from '../../src/dsh/index';
 import { fakeAgent, fakeHost, type FakeAgent } from '../helpers/dsh-host-fake';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
@@ -102,6 +103,7 @@ describe('plugin entry shape', () => {
       backoff: [30, 60, 120, 300, 600],
       maxWaitMinutes: 300,
       poll: false,
+      pollSeconds: 20,
       pollIntervalMinutes: 10,
       queueTriggers: ['检查todo'],
       progressWindowSeconds: 60,
@@ -384,7 +386,7 @@ describe('continuation through agent/request-error', () => {
 });
 
 describe('polling from config.yaml', () => {
-  it('turns the poller on with the interval config.yaml sets, even when the plugin row leaves it off', async () => {
+  it("turns the machine's polling on when config.yaml asks, even when the plugin row leaves it off", async () => {
     fs.writeFileSync(configPath, `poll:\n  enabled: true\n  intervalMinutes: 3\nbindings:\n  - cwd: ${dir}\n    projectId: p1\n`);
     const setSpy = vi.spyOn(globalThis, 'setInterval');
     const host = fakeHost();
@@ -392,12 +394,12 @@ describe('polling from config.yaml', () => {
       mod.apply(host.ctx as never, rowConfig({ poll: false }));
       await settleBackground();
       // Nothing to poll until a bound session shows up (the poller only polls bound sessions): no timer, no engine.
-      expect(setSpy.mock.calls.map((c) => c[1])).not.toContain(180_000);
+      expect(setSpy.mock.calls.map((c) => c[1])).not.toContain(POLL_TICK_MS);
       const agent = fakeAgent('session-p', { cwd: dir });
       host.agents.set(agent.id, agent);
       host.emit('agent/created', { agent });
       await settleBackground();
-      expect(setSpy.mock.calls.map((c) => c[1])).toContain(180_000);
+      expect(setSpy.mock.calls.map((c) => c[1])).toContain(POLL_TICK_MS);
     } finally {
       await host.dispose();
       setSpy.mockRestore();
@@ -421,11 +423,11 @@ describe('dispose', () => {
     host.emit('agent/status', { agent, status: 'idle' });
     // The poll timer starts once the bound session loaded the host and config.yaml has been read.
     await settleBackground();
-    // Two timers: the poller's, and the check for progress comments that have waited their window (besides the
-    // refresh of a cross-process lock held meanwhile, which its release clears).
+    // Two timers: the machine poller's look at the shared state, and the check for progress comments that have waited
+    // their window (besides the refresh of a cross-process lock held meanwhile, which its release clears).
     const handles = setSpy.mock.results.map((r) => r.value);
-    expect(setSpy.mock.calls.map((c) => c[1] as number).filter((ms) => ms > refreshIntervalMs(Number.MAX_SAFE_INTEGER)).sort((a, b) => a - b)).toEqual([15_000, 60_000]);
-    const pollHandles = [handles[setSpy.mock.calls.findIndex((c) => c[1] === 60_000)]];
+    expect(setSpy.mock.calls.map((c) => c[1] as number).filter((ms) => ms > refreshIntervalMs(Number.MAX_SAFE_INTEGER)).sort((a, b) => a - b)).toEqual([POLL_TICK_MS, 15_000]);
+    const pollHandles = [handles[setSpy.mock.calls.findIndex((c) => c[1] === POLL_TICK_MS)]];
 
     await host.dispose();
     for (const handle of handles) {

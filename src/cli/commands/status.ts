@@ -39,6 +39,7 @@ import type { Project } from '../../dida/types';
 import { readFileIfExists } from '../../store/atomic-file';
 import { ConfigError, findBinding, type Binding, type DidaTodoConfig } from '../../store/config-store';
 import { displayPath } from '../../store/paths';
+import { budgetLines, budgetStatus, type BudgetStatus } from './status-budget';
 
 const FLAGS: Record<string, FlagSpec> = { ...CWD_FLAG, ...GLOBAL_FLAGS };
 
@@ -216,6 +217,7 @@ export async function statusCommand(argv: readonly string[], io: CliIo, ctx: Cli
       usage: usageJson(w.usage),
     })),
     rebuilt: (state.state?.rebuilt ?? []).map((r) => ({ at: new Date(r.at).toISOString(), what: r.what })),
+    budget: budgetStatus(runtime.paths.stateDir, config?.budget),
     stateFile: { file: state.file, exists: state.exists, works: state.works, problem: state.problem ?? null },
     problems: problems.map(({ severity, code, message }) => ({ severity, code, message })),
   };
@@ -311,6 +313,8 @@ interface StatusReport {
   }>;
   /** What was rebuilt from Dida after the state file was lost (review todos whose records were gone). */
   rebuilt: Array<{ at: string; what: string }>;
+  /** The machine-wide Dida request budget of each account used in the last 5 minutes (status-budget.ts). */
+  budget: BudgetStatus[];
   stateFile: { file: string; exists: boolean; works: number; problem: string | null };
   problems: Array<{ severity: string; message: string }>;
 }
@@ -325,7 +329,7 @@ interface PrintContext {
 /** The table a person reads. Everything that came from Dida (list names, Work titles, errors) is terminal-safe. */
 function printHuman(io: CliIo, s: Style, r: StatusReport, p: PrintContext): void {
   const { t } = p.text;
-  const labels = ['cli.status.row.token', 'cli.status.row.dida', 'cli.status.row.config', 'cli.status.row.directory', 'cli.status.row.bindings', 'cli.status.row.works', 'cli.status.row.acceptance', 'cli.status.row.finalize', 'cli.status.row.rebuilt', 'cli.status.row.state'] as const;
+  const labels = ['cli.status.row.token', 'cli.status.row.dida', 'cli.status.row.config', 'cli.status.row.directory', 'cli.status.row.bindings', 'cli.status.row.works', 'cli.status.row.acceptance', 'cli.status.row.finalize', 'cli.status.row.rebuilt', 'cli.status.row.state', 'cli.status.row.budget'] as const;
   const column = Math.max(...labels.map((k) => displayWidth(t(k)))) + 2;
   const row = (key: (typeof labels)[number], value: string) => io.out(`${s.bold(padDisplay(t(key), column))}${value}\n`);
   const listWord = (state: ListState) => (state === 'open' ? s.good(t('cli.status.list.open')) : state === 'unknown' ? s.dim(t('cli.status.list.unknown')) : s.bad(t(state === 'archived' ? 'cli.status.list.archived' : 'cli.status.list.missing')));
@@ -386,6 +390,11 @@ function printHuman(io: CliIo, s: Style, r: StatusReport, p: PrintContext): void
   }
   const stateText = r.stateFile.problem ? s.bad(r.stateFile.problem) : r.stateFile.exists ? p.text.plural('cli.status.works', r.stateFile.works) : t('cli.status.stateEmpty');
   row('cli.status.row.state', `${displayPath(r.stateFile.file, p.home)} — ${stateText}`);
+  budgetLines(r.budget, t).forEach((line, i) => {
+    const text = line.warn ? s.warn(line.text) : line.text;
+    if (i === 0) row('cli.status.row.budget', text);
+    else io.out(`${' '.repeat(column)}${text}\n`);
+  });
   for (const w of r.problems.filter((x) => x.severity === 'warning')) io.out(`${s.warn(t('cli.status.warning'))} ${w.message}\n`);
   io.out(r.exitCode === 0 ? `${s.good(t('cli.status.ready'))}\n` : '');
 }

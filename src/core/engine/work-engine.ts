@@ -2,7 +2,9 @@
 import { claimText, claimWork, heldElsewhere, holderOf, requireClaim, type ClaimOptions } from '../queue/claims';
 import { createOwnTask } from '../work/own-creates';
 import { abortableLocks } from '../../common/abortable-lock';
-import { abortableGateway } from '../../dida/abortable-gateway';
+import { abortableGateway, baseGateway } from '../../dida/abortable-gateway';
+import { isDidaError } from '../../dida/dida-error';
+import { withRequestPriority } from '../../dida/request-budget';
 import type { EngineDeps } from '../work/engine-context';
 import { WorkError } from '../work/engine-context';
 import { finalizeBlocker, finalizeWork, type FinalizeOutcome } from '../review/finalize';
@@ -31,6 +33,34 @@ export interface NewWork {
 
 export interface QueueView extends RankedQueue {
   report: SyncReport;
+}
+
+/** Claim comments of Works created in this process that are still being posted (createWork's claimInBackground). */
+const POSTING_CLAIMS = new Set<Promise<void>>();
+
+/** Resolves once every claim comment still being posted in the background was posted or given up. */
+export async function claimsPosted(): Promise<void> {
+  while (POSTING_CLAIMS.size > 0) await Promise.allSettled([...POSTING_CLAIMS]);
+}
+
+/** Waits before each retry of a claim posted in the background (a rate-limited Dida gets the longest). */
+const CLAIM_RETRY_MS = [1_000, 5_000, 20_000];
+
+/** Runs `post` with background priority, retrying after failures a Dida may recover from; logs when it gives up. */
+async function postInBackground(post: () => Promise<void>, log?: (line: string) => void): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await withRequestPriority('background', post);
+      return;
+    } catch (error) {
+      const wait = CLAIM_RETRY_MS[attempt];
+      if (!isDidaError(error) || !error.retryable || wait === undefined) {
+        log?.(`the claim comment of a new Work could not be posted (other machines may take it): ${error instanceof Error ? error.message : String(error)}`);
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, Math.max(wait, error.retryAfterMs ?? 0)));
+    }
+  }
 }
 
 export class WorkEngine {
@@ -122,22 +152,27 @@ export class WorkEngine {
   /**
    * Takes the best executable Work this host can claim in a directory with `route`: tries the ranked queue in order,
    * skipping Works another host holds, and makes the first one won the session's current Work. A `known` queue is
-   * taken as already ranked for this directory. Undefined when nothing can be taken.
+   * taken as already ranked for this directory. Undefined when nothing can be taken. `makeCurrent: false` claims it
+   * for a session of another process, which makes it current (touch) when it takes the Work over.
    */
-  async claimNext(sessionId: string, projectId: string, known?: QueueView, route?: Route): Promise<WorkRecord | undefined> {
+  async claimNext(sessionId: string, projectId: string, known?: QueueView, route?: Route, options: { makeCurrent?: boolean } = {}): Promise<WorkRecord | undefined> {
     const queue = known ?? (await this.queue(projectId, sessionId, route));
     for (const entry of queue.ranked) {
       const outcome = await claimWork(this.deps, entry.candidate.taskId, sessionId);
       if (outcome.status === 'won') {
-        await this.touch(sessionId, entry.candidate.taskId, true);
+        if (options.makeCurrent !== false) await this.touch(sessionId, entry.candidate.taskId, true);
         return loadWork(this.deps, entry.candidate.taskId);
       }
     }
     return undefined;
   }
 
-  /** Creates an agent Work (a new Dida task with one checklist item per step) and makes it current. */
-  async createWork(sessionId: string, projectId: string, input: NewWork): Promise<WorkRecord> {
+  /**
+   * Creates an agent Work (a new Dida task with one checklist item per step) and makes it current. With
+   * `claimInBackground` the claim comment is posted after this resolves (a tool call does not wait for it; settle,
+   * release and flushes wait for it first, so a process does not end before it is posted).
+   */
+  async createWork(sessionId: string, projectId: string, input: NewWork, options: { claimInBackground?: boolean } = {}): Promise<WorkRecord> {
     const title = sanitizeForDida(input.title, { maxLength: MAX_TITLE_LENGTH, singleLine: true });
     if (title === '') throw new WorkError('invalid_text', 'The Work title is empty; give the request a short plain-language title.');
     const steps = (input.steps ?? []).map((s) => sanitizeForDida(s, { maxLength: MAX_ITEM_TITLE_LENGTH, singleLine: true }));
@@ -166,14 +201,25 @@ export class WorkEngine {
     });
     await this.touch(sessionId, keyOf(work), true);
     // A Work this session created is its own: post the readable claim so other sessions leave it alone.
-    const claim = await this.deps.gateway.addComment(projectId, task.id, claimText(this.deps, '', sessionId));
+    if (!options.claimInBackground) {
+      await this.postOwnClaim(this.deps.gateway, projectId, task.id, sessionId);
+      return work;
+    }
+    // The create was made, so its claim is posted even if the turn is stopped meanwhile (the turn's gateway is not used).
+    const posting = postInBackground(() => this.postOwnClaim(baseGateway(this.deps.gateway), projectId, task.id, sessionId), this.deps.log);
+    POSTING_CLAIMS.add(posting);
+    void posting.finally(() => POSTING_CLAIMS.delete(posting));
+    return work;
+  }
+
+  private async postOwnClaim(gateway: EngineDeps['gateway'], projectId: string, taskId: string, sessionId: string): Promise<void> {
+    const claim = await gateway.addComment(projectId, taskId, claimText(this.deps, '', sessionId));
     if (claim.userId) {
       const owner = claim.userId;
       await this.deps.state.update((s) => {
         s.owners[projectId] ??= owner;
       });
     }
-    return work;
   }
 
   /**
@@ -204,6 +250,7 @@ export class WorkEngine {
    * what fails is logged, and the claim then lapses with its lease. Returns the keys released.
    */
   async releaseSession(sessionId: string): Promise<string[]> {
+    await claimsPosted();
     const state = await this.deps.state.read();
     const released: string[] = [];
     for (const key of state.sessions[sessionId]?.touched ?? []) {
@@ -270,6 +317,7 @@ export class WorkEngine {
    * reported in the outcomes and retried at the next settle or sync.
    */
   async settle(sessionId: string): Promise<Array<{ key: string; outcome: FinalizeOutcome }>> {
+    await claimsPosted();
     const state = await this.deps.state.read();
     const touched = state.sessions[sessionId]?.touched ?? [];
     const results: Array<{ key: string; outcome: FinalizeOutcome }> = [];
@@ -301,6 +349,7 @@ export class WorkEngine {
    * has waited the progress window. Never throws for Dida faults: what fails waits for the next flush.
    */
   async flushComments(options: { onlyDue?: boolean } = {}): Promise<number> {
+    await claimsPosted();
     const state = await this.deps.state.read();
     let waiting = 0;
     for (const key of new Set(state.outbox.map((e) => e.workKey))) {

@@ -36,11 +36,13 @@ async function run(args: Record<string, unknown>, ctx: ToolContext): Promise<Too
       if (!title) {
         return { code: 'no_current_work', message: 'There is no current Work: pass work_title to start one for this request, or call todo_work next/switch to pick a Work from Dida.' };
       }
-      const work = await engine.createWork(ctx.sessionId, binding.projectId, {
-        title,
-        steps: steps.map((s) => s.title),
-        level: (args.priority as SettablePriorityLevel | undefined) ?? 'medium',
-      });
+      // The model waits for the Work, not for its claim comment: that is posted right after the result.
+      const work = await engine.createWork(
+        ctx.sessionId,
+        binding.projectId,
+        { title, steps: steps.map((s) => s.title), level: (args.priority as SettablePriorityLevel | undefined) ?? 'medium' },
+        { claimInBackground: true },
+      );
       const started = steps.flatMap((s, i) => (s.status === 'in_progress' && work.steps[i] ? [{ op: 'update' as const, step: work.steps[i].id, status: 'in_progress' as const }] : []));
       const final = started.length ? (await engine.changeSteps(ctx.sessionId, started, keyOf(work), where)).work : work;
       const ids = final.steps.map((s) => s.id).join(', ');

@@ -1,0 +1,48 @@
+// The request-budget part of `dida-todo status`: for each Dida account of this machine, the budget in force and how much
+// of it the machine's processes used in the last minute and the last five minutes (read from the shared file, no lock).
+import { DEFAULT_BUDGET, FIVE_MINUTES_MS, MINUTE_MS, usedIn, type BudgetLimits } from '../../dida/request-budget';
+import { readBudgets } from '../../store/budget-store';
+
+export interface BudgetStatus {
+  /** Which Dida the account is on (never the token). */
+  baseUrl: string | null;
+  perMinute: number;
+  perFiveMinutes: number;
+  usedLastMinute: number;
+  usedLastFiveMinutes: number;
+  /** After a 429: no request goes out before this time (ISO), else null. */
+  pausedUntil: string | null;
+}
+
+/** The budgets of the state folder at `now`, with config.yaml's limits (when readable) over what the file last used. */
+export function budgetStatus(stateDir: string, configured: BudgetLimits | undefined, now = Date.now()): BudgetStatus[] {
+  return readBudgets(stateDir)
+    .map(({ record }) => {
+      const limits = configured ?? record.limits ?? DEFAULT_BUDGET;
+      return {
+        baseUrl: record.baseUrl ?? null,
+        perMinute: limits.perMinute,
+        perFiveMinutes: limits.perFiveMinutes,
+        usedLastMinute: usedIn(record, MINUTE_MS, now),
+        usedLastFiveMinutes: usedIn(record, FIVE_MINUTES_MS, now),
+        pausedUntil: record.pausedUntil !== undefined && record.pausedUntil > now ? new Date(record.pausedUntil).toISOString() : null,
+      };
+    })
+    .filter((b) => b.usedLastFiveMinutes > 0 || b.pausedUntil !== null);
+}
+
+/**
+ * The lines of the budget row: one per account used lately (its Dida named when there are several), a warning line
+ * under an account paused after a 429, or "none".
+ */
+export function budgetLines(
+  budgets: readonly BudgetStatus[],
+  t: (key: 'cli.status.budget.none' | 'cli.status.budget.line' | 'cli.status.budget.paused', vars?: Record<string, string | number>) => string,
+): Array<{ text: string; warn: boolean }> {
+  if (budgets.length === 0) return [{ text: t('cli.status.budget.none'), warn: false }];
+  return budgets.flatMap((b) => {
+    const line = t('cli.status.budget.line', { perMinute: b.perMinute, perFiveMinutes: b.perFiveMinutes, minute: b.usedLastMinute, five: b.usedLastFiveMinutes });
+    const first = { text: budgets.length > 1 && b.baseUrl ? `${b.baseUrl}: ${line}` : line, warn: false };
+    return b.pausedUntil ? [first, { text: t('cli.status.budget.paused', { until: new Date(b.pausedUntil).toTimeString().slice(0, 8) }), warn: true }] : [first];
+  });
+}

@@ -1,0 +1,218 @@
+// The machine-wide Dida request budget: sliding windows per minute and per five minutes shared by every process of one
+// account, priorities (a tool call the model waits for goes first), and the slow-down after a 429 that every process obeys.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { createHash } from 'node:crypto';
+import { sleep } from '../common/abortable-sleep';
+import { DidaError } from './dida-error';
+
+/**
+ * Who waits for a request: `foreground` a tool call the model waits for; `background` settle, progress comments,
+ * syncs nobody waits for; `poll` the poller looking for new work. Requests made outside any context are `background`.
+ */
+export type RequestPriority = 'foreground' | 'background' | 'poll';
+
+const priority = new AsyncLocalStorage<RequestPriority>();
+
+/** Runs `fn` with every Dida request it makes (also in what it starts and awaits) counted as `level`. */
+export function withRequestPriority<T>(level: RequestPriority, fn: () => T): T {
+  return priority.run(level, fn);
+}
+
+/** The priority of a request made here and now. */
+export function currentRequestPriority(): RequestPriority {
+  return priority.getStore() ?? 'background';
+}
+
+export interface BudgetLimits {
+  /** Requests in any 60 seconds. */
+  perMinute: number;
+  /** Requests in any 5 minutes. */
+  perFiveMinutes: number;
+}
+
+/** Well under the limits a client of the live service reported (100 per minute, 300 per 5 minutes). */
+export const DEFAULT_BUDGET: BudgetLimits = { perMinute: 60, perFiveMinutes: 240 };
+
+export const MINUTE_MS = 60_000;
+export const FIVE_MINUTES_MS = 5 * MINUTE_MS;
+
+/** The part of each window a priority may fill: background work leaves a reserve for tool calls, polling a larger one. */
+export const BUDGET_SHARE: Record<RequestPriority, number> = { foreground: 1, background: 0.8, poll: 0.6 };
+
+/** The longest a request of each priority waits for the budget before it fails with `rate_limited`. */
+export const BUDGET_MAX_WAIT_MS: Record<RequestPriority, number> = { foreground: 20_000, background: 60_000, poll: 30_000 };
+
+/** The first pause after a 429 without Retry-After; it doubles with each 429 in a row, up to BACKOFF_MAX_MS. */
+export const BACKOFF_BASE_MS = 2_000;
+/** Reports from the live service say its limit resets after about five quiet minutes. */
+export const BACKOFF_MAX_MS = FIVE_MINUTES_MS;
+
+/** The name of one account's budget: a hash of its Dida base URL and token (the token itself is never stored). */
+export function accountKey(baseUrl: string, token: string): string {
+  return createHash('sha256').update(`${baseUrl}\n${token}`).digest('hex').slice(0, 16);
+}
+
+/** What the shared file holds for one account. */
+export interface BudgetRecord {
+  /** Times (ms since the epoch) of the requests sent in the last five minutes, oldest first. */
+  stamps: number[];
+  /** No request of this account is sent before this time (after a 429). */
+  pausedUntil?: number;
+  /** 429s in a row (reset by the next answer that is not a 429). */
+  strikes?: number;
+  /** The limits last used (for `dida-todo status`). */
+  limits?: BudgetLimits;
+  /** Which Dida the account is on (for `dida-todo status`; never the token). */
+  baseUrl?: string;
+}
+
+export function emptyBudgetRecord(): BudgetRecord {
+  return { stamps: [] };
+}
+
+/** How many of `limit` a priority may use (at least one, so a tiny budget still lets every priority through). */
+export function shareOf(limit: number, level: RequestPriority): number {
+  return Math.max(1, Math.floor(limit * BUDGET_SHARE[level]));
+}
+
+/**
+ * How long a request of `level` must wait at `now` (0: it may go now): until the pause after a 429 is over and each
+ * window has room within the priority's share. Pure; `record.stamps` must be sorted.
+ */
+export function budgetWait(record: BudgetRecord, limits: BudgetLimits, level: RequestPriority, now: number, minuteMs = MINUTE_MS): number {
+  let until = record.pausedUntil ?? 0;
+  for (const [limit, windowMs] of [
+    [limits.perMinute, minuteMs],
+    [limits.perFiveMinutes, 5 * minuteMs],
+  ] as const) {
+    const allowed = shareOf(limit, level);
+    const inWindow = record.stamps.filter((t) => t > now - windowMs);
+    // Room comes when enough of the oldest requests in the window have left it.
+    if (inWindow.length >= allowed) until = Math.max(until, (inWindow[inWindow.length - allowed] as number) + windowMs);
+  }
+  return Math.max(0, until - now);
+}
+
+/** Requests of the record in the window of `windowMs` before `now`. */
+export function usedIn(record: Pick<BudgetRecord, 'stamps'>, windowMs: number, now: number): number {
+  return record.stamps.filter((t) => t > now - windowMs).length;
+}
+
+/** Drops stamps older than five minutes (and any from the future beyond a small clock step). */
+export function pruneBudget(record: BudgetRecord, now: number, minuteMs = MINUTE_MS): void {
+  record.stamps = record.stamps.filter((t) => t > now - 5 * minuteMs && t <= now + MINUTE_MS).sort((a, b) => a - b);
+  if (record.pausedUntil !== undefined && record.pausedUntil <= now) delete record.pausedUntil;
+}
+
+/** The pause a 429 starts: the server's Retry-After when it sent one, else a backoff growing with each 429 in a row. */
+export function pauseAfter429(record: BudgetRecord, now: number, retryAfterMs: number | undefined): void {
+  const strikes = (record.strikes ?? 0) + 1;
+  record.strikes = strikes;
+  const pause = retryAfterMs !== undefined ? retryAfterMs : Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (strikes - 1));
+  record.pausedUntil = Math.max(record.pausedUntil ?? 0, now + pause);
+}
+
+/**
+ * Where the record lives: one read-modify-write at a time across the processes of the machine. `change` may mutate the
+ * record it is given; what it returns is handed back. A store that cannot answer in time (a lock held too long) throws.
+ */
+export interface BudgetStorePort {
+  transact<T>(change: (record: BudgetRecord) => T): Promise<T>;
+}
+
+/** Seen by every HTTP attempt (or `dida` command) of a gateway: asked before it is sent, told how it ended. */
+export interface RequestGate {
+  /** Resolves when the request may be sent; throws DidaError `rate_limited` when it would wait too long, or the abort reason. */
+  acquire(route: string, signal?: AbortSignal): Promise<void>;
+  /** The request ended: its status when Dida answered, and the Retry-After it sent. Never throws. */
+  observe(route: string, outcome: { status?: number; retryAfterMs?: number }): Promise<void>;
+}
+
+export interface RequestBudgetOptions {
+  store: BudgetStorePort;
+  /** The limits in force (config.yaml is read again for each request: a stat when it did not change). */
+  limits: () => Promise<BudgetLimits> | BudgetLimits;
+  baseUrl?: string;
+  now?: () => number;
+  /** Waiting (tests pass a fake). */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  log?: (line: string) => void;
+  /** The length of a "minute" (default 60 s; the long window is five of it). Tests under a scaled rate limit shorten it. */
+  minuteMs?: number;
+}
+
+/** The message of a request that would wait too long for the budget: what happened and when to try again. */
+export function budgetExhaustedMessage(route: string, waitMs: number, paused: boolean): string {
+  const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+  return paused
+    ? `Dida asked this machine to slow down (429); ${route} was not sent. Try again in ${seconds} s.`
+    : `This machine's Dida request budget is used up for now; ${route} was not sent. Try again in ${seconds} s.`;
+}
+
+/**
+ * The gate over a shared budget. A request takes a stamp when it goes; when its priority's share of a window is full (or
+ * the account is paused after a 429) it waits, and fails with DidaError `rate_limited` (retryAfterMs: the wait left) once
+ * the wait would pass BUDGET_MAX_WAIT_MS of its priority. A store that cannot answer lets the request go (logged once a
+ * minute): a stuck lock must not stop the work, and a budget can only be overrun by what passes meanwhile.
+ */
+export function createRequestBudget(options: RequestBudgetOptions): RequestGate {
+  const now = options.now ?? Date.now;
+  const wait = options.sleep ?? sleep;
+  const minuteMs = options.minuteMs ?? MINUTE_MS;
+  let strikesSeen = 0;
+  let loggedAt = -Infinity;
+  const openFail = (error: unknown) => {
+    if (now() - loggedAt < MINUTE_MS) return;
+    loggedAt = now();
+    options.log?.(`the shared Dida request budget could not be read (requests go out unchecked meanwhile): ${error instanceof Error ? error.message : String(error)}`);
+  };
+  return {
+    async acquire(route, signal) {
+      const level = currentRequestPriority();
+      const deadline = now() + BUDGET_MAX_WAIT_MS[level];
+      for (;;) {
+        signal?.throwIfAborted();
+        const limits = await options.limits();
+        let answer: { wait: number; paused: boolean };
+        try {
+          answer = await options.store.transact((record) => {
+            const at = now();
+            pruneBudget(record, at, minuteMs);
+            record.limits = { perMinute: limits.perMinute, perFiveMinutes: limits.perFiveMinutes };
+            if (options.baseUrl) record.baseUrl = options.baseUrl;
+            strikesSeen = record.strikes ?? 0;
+            const left = budgetWait(record, limits, level, at, minuteMs);
+            if (left === 0) record.stamps.push(at);
+            return { wait: left, paused: (record.pausedUntil ?? 0) > at };
+          });
+        } catch (error) {
+          openFail(error);
+          return;
+        }
+        if (answer.wait === 0) return;
+        if (now() + answer.wait > deadline) {
+          throw new DidaError({ code: 'rate_limited', route, retryAfterMs: answer.wait, message: budgetExhaustedMessage(route, answer.wait, answer.paused) });
+        }
+        // A little spread, so processes that waited for the same moment do not all look at once.
+        await wait(answer.wait + Math.floor(Math.random() * 25), signal);
+      }
+    },
+    async observe(_route, outcome) {
+      const limited = outcome.status === 429;
+      if (!limited && strikesSeen === 0) return;
+      try {
+        await options.store.transact((record) => {
+          if (limited) pauseAfter429(record, now(), outcome.retryAfterMs);
+          else delete record.strikes;
+          strikesSeen = record.strikes ?? 0;
+        });
+      } catch (error) {
+        openFail(error);
+      }
+      if (limited) {
+        const seconds = outcome.retryAfterMs !== undefined ? `${Math.ceil(outcome.retryAfterMs / 1000)} s (Retry-After)` : 'a growing backoff';
+        options.log?.(`Dida answered 429 to ${_route}: every process of this machine waits ${seconds} before its next request`);
+      }
+    },
+  };
+}

@@ -1,0 +1,264 @@
+// The machine's one poller per account and list, with real engines over the simulator and one shared state file:
+// only the elected process reads the list; it hands Works to idle sessions of every process (claim first, respecting
+// route tags), an offer is taken by the session's own process, and a hand-over nobody takes is undone.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseClaim, parseClaimEnd } from '../../src/core/queue/claims';
+import type { PollMarks } from '../../src/dsh/machine-poller';
+import { startPollWorld, type PollWorld } from '../helpers/poll-world';
+
+let w: PollWorld;
+beforeEach(async () => {
+  w = await startPollWorld();
+  w.config.value = { ...w.config.value, bindings: [{ cwd: '/code/app', projectId: w.list.id }] };
+});
+afterEach(async () => {
+  await w.close();
+});
+
+const claimsOf = (taskId: string) => w.sim.listComments(taskId).map((c) => parseClaim(c.title)).filter((c) => c !== undefined);
+const releasesOf = (taskId: string) => w.sim.listComments(taskId).filter((c) => parseClaimEnd(c.title));
+const task = (title: string, tags?: string[]) => w.sim.seedTask({ projectId: w.list.id, title, priority: 3, ...(tags ? { tags } : {}) });
+const marks = async (sessionId: string) => (await w.state()).sessions[sessionId] as (PollMarks & { currentWork?: string }) | undefined;
+
+describe('one poller per machine and list', () => {
+  it('two processes with idle sessions: one reads the list, the other never does', async () => {
+    const a = w.process(101);
+    const b = w.process(102);
+    await a.session('session-aaaa1111', '/code/app');
+    await b.session('session-bbbb2222', '/code/app');
+    await a.tick();
+    await b.tick();
+    expect(w.reads()).toBe(1);
+    // Three more rounds of looks at the base interval: one read per round.
+    for (let round = 0; round < 3; round++) {
+      await a.advance(20_000);
+      await b.advance(20_000);
+      await a.tick();
+      await b.tick();
+    }
+    expect(w.reads()).toBe(4);
+    expect(a.machine.leads('acct', w.list.id) !== b.machine.leads('acct', w.list.id)).toBe(true);
+  });
+
+  it('nothing idle on the machine: nothing is read', async () => {
+    const a = w.process(101);
+    await a.session('session-aaaa1111', '/code/app', 'running');
+    await a.tick();
+    await a.advance(60_000);
+    await a.tick();
+    expect(w.reads()).toBe(0);
+  });
+
+  it("the leader claims a Work for another process's idle session and hands it over; that process wakes it", async () => {
+    const a = w.process(101);
+    const b = w.process(102);
+    const busy = await a.session('session-aaaa1111', '/code/app', 'running');
+    await a.tick();
+    const idle = await b.session('session-bbbb2222', '/code/app');
+    // B's next look records that its session takes part; then a task arrives and A polls.
+    await b.tick();
+    const t1 = task('修复登录');
+    await a.advance(20_000);
+    await a.tick();
+    expect(a.machine.leads('acct', w.list.id)).toBe(true);
+    // Claimed for B's session before the hand-over: the claim comment is the acknowledgement.
+    expect(claimsOf(t1.id).map((c) => c.session)).toEqual(['bbbb2222']);
+    expect((await marks('session-bbbb2222'))?.pollOffer?.key).toBe(t1.id);
+    expect(idle.woken).toHaveLength(0);
+    await b.tick();
+    expect(idle.woken).toHaveLength(1);
+    expect(idle.woken[0]!.content[0]!.text).toContain('修复登录');
+    expect(busy.woken).toHaveLength(0);
+    const record = await marks('session-bbbb2222');
+    expect(record?.pollOffer).toBeUndefined();
+    expect(record?.currentWork).toBe(t1.id);
+    expect(b.tracker.get('session-bbbb2222')!.queueGranted).toBe(true);
+  });
+
+  it('two Works and idle sessions in two processes: each session gets a different Work, each Work one claim', async () => {
+    const a = w.process(101);
+    const b = w.process(102);
+    const sa = await a.session('session-aaaa1111', '/code/app');
+    const sb = await b.session('session-bbbb2222', '/code/app');
+    await w.rounds(1);
+    const t1 = task('第一');
+    const t2 = task('第二');
+    await w.rounds(25);
+    expect(sa.woken).toHaveLength(1);
+    expect(sb.woken).toHaveLength(1);
+    const current = [(await marks('session-aaaa1111'))?.currentWork, (await marks('session-bbbb2222'))?.currentWork].sort();
+    expect(current).toEqual([t1.id, t2.id].sort());
+    expect(claimsOf(t1.id)).toHaveLength(1);
+    expect(claimsOf(t2.id)).toHaveLength(1);
+    // Later polls offer neither again.
+    await w.rounds(3, 20_000);
+    expect(sa.woken).toHaveLength(1);
+    expect(sb.woken).toHaveLength(1);
+  });
+
+  it('route tags: a task tagged for the other directory goes to the session there, whichever process it is in', async () => {
+    w.config.value = {
+      ...w.config.value,
+      bindings: [
+        { cwd: '/code/web', projectId: w.list.id, tag: 'web' },
+        { cwd: '/code/api', projectId: w.list.id, tag: 'api' },
+      ],
+    };
+    const a = w.process(101);
+    const b = w.process(102);
+    const web = await a.session('session-aaaa1111', '/code/web');
+    const api = await b.session('session-bbbb2222', '/code/api');
+    await w.rounds(1);
+    const t1 = task('接口超时', ['api']);
+    await w.rounds(25);
+    expect(web.woken).toHaveLength(0);
+    expect(api.woken).toHaveLength(1);
+    expect(claimsOf(t1.id).map((c) => c.session)).toEqual(['bbbb2222']);
+  });
+
+  it('a Work claimed elsewhere (another machine) is not handed to anyone', async () => {
+    const a = w.process(101);
+    const sa = await a.session('session-aaaa1111', '/code/app');
+    const t1 = task('别人的');
+    // Another machine of the same account claims it first (the owner's account).
+    w.sim.addComment(w.list.id, t1.id, '🤖 other-box 开始处理（会话 cafe0001）');
+    // The owner is learned from the first claim this machine posts; seed it as a sync would have.
+    await a.engine.deps.state.update((s) => {
+      s.owners[w.list.id] = w.sim.userId;
+    });
+    await a.tick();
+    expect(sa.woken).toHaveLength(0);
+    expect(claimsOf(t1.id).map((c) => c.host)).toEqual(['other-box']);
+  });
+
+  it('a session that is busy when the hand-over arrives declines it: the claim is released and the Work offered again', async () => {
+    const a = w.process(101);
+    const b = w.process(102);
+    const busy = await a.session('session-aaaa1111', '/code/app', 'running');
+    await a.tick();
+    const sb = await b.session('session-bbbb2222', '/code/app');
+    await b.tick();
+    const t1 = task('改文案');
+    await a.advance(20_000);
+    await a.tick();
+    expect((await marks('session-bbbb2222'))?.pollOffer?.key).toBe(t1.id);
+    sb.status = 'running';
+    await b.tick();
+    expect(sb.woken).toHaveLength(0);
+    expect(releasesOf(t1.id)).toHaveLength(1);
+    // A's session becomes idle: the Work is offered again and goes to it.
+    busy.status = 'idle';
+    await a.advance(20_000);
+    await a.tick();
+    expect(busy.woken).toHaveLength(1);
+    expect((await marks('session-aaaa1111'))?.currentWork).toBe(t1.id);
+  });
+
+  it("a hand-over to a process that died is withdrawn: the claim is released and the Work goes to a live session", async () => {
+    const a = w.process(101);
+    const b = w.process(102);
+    const sa = await a.session('session-aaaa1111', '/code/app', 'running');
+    await a.tick();
+    await b.session('session-bbbb2222', '/code/app');
+    await b.tick();
+    const t1 = task('换图标');
+    await a.advance(20_000);
+    await a.tick();
+    expect((await marks('session-bbbb2222'))?.pollOffer?.key).toBe(t1.id);
+    // B's process dies before its next look.
+    b.close();
+    w.alive.delete(102);
+    sa.status = 'idle';
+    await a.advance(1_000);
+    await a.tick();
+    expect(releasesOf(t1.id)).toHaveLength(1);
+    expect((await marks('session-bbbb2222'))?.pollOffer).toBeUndefined();
+    await a.advance(20_000);
+    await a.tick();
+    expect(sa.woken).toHaveLength(1);
+    expect(claimsOf(t1.id).map((c) => c.session)).toEqual(['bbbb2222', 'aaaa1111']);
+  });
+
+  it('a session whose process restarted right after it was handed a Work is woken for it again, once', async () => {
+    const a = w.process(101);
+    const b = w.process(102);
+    await a.session('session-aaaa1111', '/code/app', 'running');
+    await a.tick();
+    const sb = await b.session('session-bbbb2222', '/code/app');
+    await b.tick();
+    const t1 = task('重启以后');
+    await a.advance(20_000);
+    await a.tick();
+    await b.tick();
+    expect(sb.woken).toHaveLength(1);
+    // B dies before the session's turn began (no turn for crash recovery); dsh restarts it as process 103.
+    b.close();
+    w.alive.delete(102);
+    const c = w.process(103);
+    const again = await c.session('session-bbbb2222', '/code/app');
+    await c.tick();
+    expect(again.woken).toHaveLength(1);
+    expect(again.woken[0]!.content[0]!.text).toContain('重启以后');
+    expect((await marks('session-bbbb2222'))?.currentWork).toBe(t1.id);
+    // Its claim was its own: nothing new was posted, and it is not woken a second time.
+    expect(claimsOf(t1.id)).toHaveLength(1);
+    await c.advance(20_000);
+    await c.tick();
+    expect(again.woken).toHaveLength(1);
+    // Control: the session in the same process going idle again is not woken for it again.
+    await b.tick();
+    expect(sb.woken).toHaveLength(1);
+  });
+
+  it('when the leader stops, another process leads within seconds and polls', async () => {
+    const a = w.process(101);
+    const b = w.process(102);
+    await a.session('session-aaaa1111', '/code/app');
+    const sb = await b.session('session-bbbb2222', '/code/app');
+    await a.tick();
+    await b.tick();
+    expect(a.machine.leads('acct', w.list.id)).toBe(true);
+    a.close();
+    w.alive.delete(101);
+    const t1 = task('接手');
+    await b.advance(2_000);
+    await b.tick();
+    expect(b.machine.leads('acct', w.list.id)).toBe(true);
+    expect(sb.woken).toHaveLength(1);
+    expect(claimsOf(t1.id).map((c) => c.session)).toEqual(['bbbb2222']);
+  });
+
+  it('slows down when the list does not change, and speeds up when a session goes idle', async () => {
+    const a = w.process(101, { baseMs: 10_000, ceilingMs: 60_000 });
+    const s1 = await a.session('session-aaaa1111', '/code/app');
+    const step = async (ms: number) => {
+      await a.advance(ms);
+      await a.tick();
+    };
+    await a.tick();
+    const first = w.reads();
+    // 15 minutes of quiet: a poll every 10 s for ten minutes, then every 20 s.
+    for (let t = 0; t < 15 * 60; t += 5) await step(5_000);
+    expect(w.reads() - first).toBeGreaterThanOrEqual(70);
+    expect(w.reads() - first).toBeLessThanOrEqual(76);
+    // Quiet for half an hour: the interval reaches its ceiling of a minute.
+    for (let t = 0; t < 20 * 60; t += 10) await step(10_000);
+    const slow = w.reads();
+    for (let t = 0; t < 50; t += 5) await step(5_000);
+    expect(w.reads() - slow).toBeLessThanOrEqual(1);
+    // The session goes busy and idle again: a poll comes within seconds (at most one per 5 s), not after a minute.
+    s1.status = 'running';
+    await step(1_000);
+    const before = w.reads();
+    s1.status = 'idle';
+    await step(1_000);
+    await step(5_000);
+    expect(w.reads()).toBe(before + 1);
+    // A change in the list brings the pace back to the base interval.
+    task('新的');
+    await step(60_000);
+    const fresh = w.reads();
+    for (let t = 0; t < 60; t += 5) await step(5_000);
+    expect(w.reads() - fresh).toBeGreaterThanOrEqual(5);
+  });
+});

@@ -1,0 +1,127 @@
+// A 429 from Dida in each path, with the machine's request budget in front of the gateway: a tool call gets a result
+// telling the model when to call again (what it recorded is written later), settle and progress comments wait it out
+// or keep their work for the next try, and the poller skips a poll rather than send into the pause. Nothing is lost.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ConfigPort } from '../../src/core/queue/bindings';
+import { TOOLS, type ToolContext, type ToolResult } from '../../src/core/tools';
+import { claimsPosted } from '../../src/core/engine/work-engine';
+import { withRequestPriority } from '../../src/dida/request-budget';
+import { bridgeTool } from '../../src/dsh/tool-bridge';
+import { defaultConfig, type DidaTodoConfig } from '../../src/store/config-store';
+import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
+
+let h: EngineHarness;
+let config: DidaTodoConfig;
+let list: { id: string };
+const SESSION = 'session-rl';
+
+const configPort: ConfigPort = {
+  read: async () => structuredClone(config),
+  update: async (fn) => (config = fn(structuredClone(config))),
+};
+
+function ctx(): ToolContext {
+  return { sessionId: SESSION, cwd: '/work/rl', queueGranted: false, config: configPort, engine: async () => h.engine, gateway: async () => h.gateway, tokenSource: async () => ({ source: 'env' }) };
+}
+
+/** A tool call as dsh makes it: through the bridge (foreground priority, rate limits turned into results). */
+async function call(name: string, args: Record<string, unknown>): Promise<ToolResult> {
+  const tool = TOOLS.find((t) => t.name === name);
+  if (!tool) throw new Error(`no tool ${name}`);
+  return (await bridgeTool(tool, () => ctx()).execute(args, { agent: { id: SESSION } } as never)) as ToolResult;
+}
+
+const COMMENT = 'POST /project/{pid}/task/{tid}/comment';
+
+beforeEach(async () => {
+  h = await startEngineHarness({ budget: { perMinute: 60, perFiveMinutes: 240 }, retries: 2 });
+  list = h.sim.seedProject({ name: 'rl' });
+  config = { ...defaultConfig(), bindings: [{ cwd: '/work/rl', projectId: list.id }] };
+});
+afterEach(async () => {
+  await h.close();
+});
+
+describe('a 429 in each path', () => {
+  it('tool call: a write refused with a long Retry-After is a result naming the wait; the step is written once Dida allows', async () => {
+    const created = await call('todo', { action: 'create', work_title: '修复', steps: [{ title: '第一步', status: 'in_progress' }] });
+    expect(created.code).toBe('ok');
+    await claimsPosted();
+    h.sim.injectFault({ route: 'POST /task/{tid}', kind: 'status', status: 429, retryAfter: 40 });
+    const refused = await call('todo', { action: 'update', updates: [{ step: '第一步', status: 'completed', resolution: '改好了，测过。' }] });
+    expect(refused).toMatchObject({ code: 'dida_unavailable' });
+    expect(refused.message).toMatch(/again in (39|40) seconds/);
+    // The next tool call within the pause is refused at once, without reaching Dida.
+    const reads = h.sim.totalRequests();
+    const again = await call('todo', { action: 'update', updates: [{ step: '第一步', status: 'completed', resolution: '改好了，测过。' }] });
+    expect(again.code).toBe('dida_unavailable');
+    expect(h.sim.totalRequests()).toBe(reads);
+    // Nothing was lost: the step is completed locally, and written when the pause is over.
+    const key = (await h.state()).sessions[SESSION]!.currentWork!;
+    expect((await h.state()).works[key]!.steps[0]!.status).toBe('completed');
+    await shortenPause();
+    await h.engine.sync(list.id);
+    expect(h.sim.getTask(key)?.items?.[0]?.status).toBe(1);
+  });
+
+  it('tool call: a read answered 429 without Retry-After waits out the short backoff and succeeds', async () => {
+    await call('todo', { action: 'create', work_title: '看看', steps: [{ title: '一步' }] });
+    await claimsPosted();
+    h.sim.injectFault({ route: 'GET /project/{pid}/data', kind: 'status', status: 429 });
+    const listed = await call('todo_work', { action: 'list' });
+    expect(listed.code).toBe('ok');
+    expect(h.sim.counters()['GET /project/{pid}/data']).toBe(2);
+  });
+
+  it('progress comments: a 429 keeps them in the outbox; they are posted once after the pause', async () => {
+    await call('todo', { action: 'create', work_title: '写文档', steps: [{ title: '写', status: 'in_progress' }] });
+    await claimsPosted();
+    h.sim.injectFault({ route: COMMENT, kind: 'status', status: 429, retryAfter: 90 });
+    expect(await h.engine.flushComments()).toBe(1);
+    expect((await h.state()).outbox).toHaveLength(1);
+    await shortenPause();
+    h.clock.now += 60 * 60_000;
+    expect(await h.engine.flushComments()).toBe(0);
+    const key = (await h.state()).sessions[SESSION]!.currentWork!;
+    expect(h.sim.listComments(key).filter((c) => c.title.includes('开始处理：写'))).toHaveLength(1);
+  });
+
+  it('settle: a write refused with 429 is kept for the next settle, which waits the pause out and sends the Work for review', async () => {
+    await call('todo', { action: 'create', work_title: '小事', steps: [{ title: '做', status: 'in_progress' }] });
+    await call('todo', { action: 'update', updates: [{ step: '做', status: 'completed', resolution: '做完了。' }] });
+    await claimsPosted();
+    h.sim.injectFault({ route: 'POST /task', kind: 'status', status: 429, retryAfter: 2 });
+    // The create of the review todo is refused (a write is never sent twice on its own): settle says so and keeps it.
+    const first = await withRequestPriority('background', () => h.engine.settle(SESSION));
+    expect(first[0]?.outcome.status).toBe('failed');
+    const key = (await h.state()).sessions[SESSION]!.currentWork!;
+    expect((await h.state()).works[key]!.phase).toBe('finalizing');
+    // The next settle (the session's next idle, or a sync) waits for the pause through the budget, then succeeds.
+    const again = await withRequestPriority('background', () => h.engine.settle(SESSION));
+    expect(again[0]?.outcome.status).toBe('finalized');
+    expect((await h.state()).works[key]!.phase).toBe('accepting');
+    expect(h.sim.listTasks(list.id).filter((t) => t.title.includes('待验收'))).toHaveLength(1);
+  });
+
+  it('poll: within a long pause the poll is not sent; after it the list is read', async () => {
+    h.sim.injectFault({ route: 'GET /project/{pid}/data', kind: 'status', status: 429, retryAfter: 45 });
+    await expect(withRequestPriority('poll', () => h.engine.queue(list.id))).rejects.toMatchObject({ code: 'rate_limited' });
+    const reads = h.sim.counters()['GET /project/{pid}/data'];
+    await expect(withRequestPriority('poll', () => h.engine.queue(list.id))).rejects.toMatchObject({ code: 'rate_limited' });
+    expect(h.sim.counters()['GET /project/{pid}/data']).toBe(reads);
+    await shortenPause();
+    await withRequestPriority('poll', () => h.engine.queue(list.id));
+    expect(h.sim.counters()['GET /project/{pid}/data']).toBe((reads ?? 0) + 1);
+  });
+});
+
+/** Ends the machine's pause after a 429 now (as if its Retry-After had passed). */
+async function shortenPause(): Promise<void> {
+  const { readBudgets, budgetFile } = await import('../../src/store/budget-store');
+  const { writeFileSync } = await import('node:fs');
+  for (const { key, record } of readBudgets(h.dir)) {
+    delete record.pausedUntil;
+    delete record.strikes;
+    writeFileSync(budgetFile(h.dir, key), JSON.stringify(record));
+  }
+}

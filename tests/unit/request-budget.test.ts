@@ -1,0 +1,187 @@
+// The machine-wide request budget (src/dida/request-budget.ts): windows, priorities, the pause after a 429, the
+// bounded wait of a tool call, and the shared file under its lock (src/store/budget-store.ts).
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { isDidaError } from '../../src/dida/dida-error';
+import {
+  BACKOFF_BASE_MS,
+  budgetWait,
+  createRequestBudget,
+  currentRequestPriority,
+  emptyBudgetRecord,
+  FIVE_MINUTES_MS,
+  MINUTE_MS,
+  pauseAfter429,
+  shareOf,
+  usedIn,
+  withRequestPriority,
+  type BudgetRecord,
+  type BudgetStorePort,
+} from '../../src/dida/request-budget';
+import { budgetStore, readBudgetFile, readBudgets, budgetFile } from '../../src/store/budget-store';
+
+const LIMITS = { perMinute: 10, perFiveMinutes: 20 };
+
+function memoryStore(record: BudgetRecord = emptyBudgetRecord()): BudgetStorePort & { record: BudgetRecord } {
+  return {
+    record,
+    async transact(change) {
+      return change(record);
+    },
+  };
+}
+
+/** A fake clock whose sleep moves time on at once (and records the waits). */
+function fakeTime(start = 1_000_000) {
+  const clock = { now: start, waits: [] as number[] };
+  return {
+    clock,
+    now: () => clock.now,
+    sleep: async (ms: number) => {
+      clock.waits.push(ms);
+      clock.now += ms;
+    },
+  };
+}
+
+describe('budget windows and priorities', () => {
+  it('lets a request go while its share of both windows has room, and says when the next one may', () => {
+    const now = 10 * MINUTE_MS;
+    const record: BudgetRecord = { stamps: Array.from({ length: 9 }, (_, i) => now - 50_000 + i * 1000) };
+    expect(budgetWait(record, LIMITS, 'foreground', now)).toBe(0);
+    record.stamps.push(now - 1000);
+    // Ten in the last minute: the next foreground request waits until the oldest leaves the minute.
+    expect(budgetWait(record, LIMITS, 'foreground', now)).toBe(record.stamps[0]! + MINUTE_MS - now);
+  });
+
+  it('keeps a reserve for tool calls: background stops at 80 %, polling at 60 %', () => {
+    const now = 10 * MINUTE_MS;
+    const record: BudgetRecord = { stamps: Array.from({ length: 6 }, (_, i) => now - 30_000 + i) };
+    expect(shareOf(10, 'poll')).toBe(6);
+    expect(budgetWait(record, LIMITS, 'poll', now)).toBeGreaterThan(0);
+    expect(budgetWait(record, LIMITS, 'background', now)).toBe(0);
+    expect(budgetWait(record, LIMITS, 'foreground', now)).toBe(0);
+    record.stamps.push(now - 10, now - 9);
+    expect(budgetWait(record, LIMITS, 'background', now)).toBeGreaterThan(0);
+    expect(budgetWait(record, LIMITS, 'foreground', now)).toBe(0);
+  });
+
+  it('counts the five-minute window too', () => {
+    const now = 10 * MINUTE_MS;
+    // 20 requests spread over the last 4 minutes, at most 5 in any minute.
+    const record: BudgetRecord = { stamps: Array.from({ length: 20 }, (_, i) => now - 4 * MINUTE_MS + i * 12_000) };
+    expect(usedIn(record, MINUTE_MS, now)).toBeLessThan(10);
+    expect(budgetWait(record, LIMITS, 'foreground', now)).toBe(record.stamps[0]! + FIVE_MINUTES_MS - now);
+  });
+
+  it('pauses every priority after a 429: Retry-After when sent, else a backoff that doubles', () => {
+    const now = 1_000_000;
+    const record = emptyBudgetRecord();
+    pauseAfter429(record, now, 7_000);
+    expect(budgetWait(record, LIMITS, 'foreground', now)).toBe(7_000);
+    const bare = emptyBudgetRecord();
+    pauseAfter429(bare, now, undefined);
+    expect(bare.pausedUntil).toBe(now + BACKOFF_BASE_MS);
+    pauseAfter429(bare, now, undefined);
+    expect(bare.pausedUntil).toBe(now + 2 * BACKOFF_BASE_MS);
+    expect(bare.strikes).toBe(2);
+  });
+
+  it('a priority set around a call reaches what the call awaits', async () => {
+    expect(currentRequestPriority()).toBe('background');
+    const seen = await withRequestPriority('foreground', async () => {
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      return currentRequestPriority();
+    });
+    expect(seen).toBe('foreground');
+    expect(currentRequestPriority()).toBe('background');
+  });
+});
+
+describe('the gate', () => {
+  it('stamps each request, and a request over the share waits until the window has room', async () => {
+    const t = fakeTime();
+    const store = memoryStore();
+    const gate = createRequestBudget({ store, limits: () => LIMITS, now: t.now, sleep: t.sleep });
+    // Background work may fill 8 of 10 per minute; the ninth waits for the first to leave the minute.
+    for (let i = 0; i < 8; i++) await gate.acquire('GET /x');
+    expect(t.clock.waits).toEqual([]);
+    await gate.acquire('GET /x');
+    expect(t.clock.waits).toHaveLength(1);
+    expect(t.clock.waits[0]).toBeGreaterThanOrEqual(MINUTE_MS);
+    expect(store.record.stamps).toHaveLength(9);
+  });
+
+  it('a tool call that would wait more than 20 s fails at once with rate_limited and the wait left', async () => {
+    const t = fakeTime();
+    const store = memoryStore();
+    const gate = createRequestBudget({ store, limits: () => LIMITS, now: t.now, sleep: t.sleep });
+    await gate.observe('POST /task', { status: 429, retryAfterMs: 45_000 });
+    const error = await withRequestPriority('foreground', () => gate.acquire('POST /task')).catch((e: unknown) => e);
+    expect(isDidaError(error) && error.code).toBe('rate_limited');
+    expect(isDidaError(error) && error.retryAfterMs).toBe(45_000);
+    expect(String((error as Error).message)).toMatch(/429.*Try again in 45 s/);
+    expect(t.clock.waits).toEqual([]);
+    // Background work waits it out instead (up to its own bound of 60 s).
+    await gate.acquire('POST /comment');
+    expect(t.clock.waits).toHaveLength(1);
+    expect(t.clock.waits[0]).toBeGreaterThanOrEqual(45_000);
+  });
+
+  it('a success after 429s resets the backoff', async () => {
+    const t = fakeTime();
+    const store = memoryStore();
+    const gate = createRequestBudget({ store, limits: () => LIMITS, now: t.now, sleep: t.sleep });
+    await gate.acquire('GET /x');
+    await gate.observe('GET /x', { status: 429 });
+    await gate.observe('GET /x', { status: 429 });
+    expect(store.record.strikes).toBe(2);
+    await gate.acquire('GET /x');
+    await gate.observe('GET /x', { status: 200 });
+    expect(store.record.strikes).toBeUndefined();
+  });
+
+  it('a store that cannot answer lets the request go and says so once', async () => {
+    const lines: string[] = [];
+    const gate = createRequestBudget({
+      store: { transact: async () => Promise.reject(new Error('lock busy')) },
+      limits: () => LIMITS,
+      log: (line) => lines.push(line),
+    });
+    await gate.acquire('GET /x');
+    await gate.acquire('GET /x');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('lock busy');
+  });
+});
+
+describe('the shared budget file', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'dida-budget-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('keeps the stamps of every caller in one file per account, readable without the lock', async () => {
+    const store = budgetStore(dir, path.join(dir, 'locks'), '0123456789abcdef');
+    const gate = createRequestBudget({ store, limits: () => LIMITS, baseUrl: 'http://127.0.0.1:1/open/v1' });
+    await Promise.all(Array.from({ length: 8 }, () => gate.acquire('GET /x')));
+    const record = readBudgetFile(budgetFile(dir, '0123456789abcdef'));
+    expect(record.stamps).toHaveLength(8);
+    expect(record.baseUrl).toBe('http://127.0.0.1:1/open/v1');
+    expect(readBudgets(dir).map((b) => b.key)).toEqual(['0123456789abcdef']);
+  });
+
+  it('a damaged file counts as empty and is replaced', async () => {
+    const { mkdir, writeFile } = await import('node:fs/promises');
+    await mkdir(path.join(dir, 'budget'), { recursive: true });
+    await writeFile(budgetFile(dir, 'aaaaaaaaaaaaaaaa'), '{"stamps": [1, 2');
+    const store = budgetStore(dir, path.join(dir, 'locks'), 'aaaaaaaaaaaaaaaa');
+    await createRequestBudget({ store, limits: () => LIMITS }).acquire('GET /x');
+    expect(readBudgetFile(budgetFile(dir, 'aaaaaaaaaaaaaaaa')).stamps).toHaveLength(1);
+  });
+});
