@@ -1,8 +1,6 @@
 // `dida-todo status`: token source, the endpoint in use and whether it answers, bindings, pending acceptances and
 // state problems. Reads only: it never writes config, credentials or state (a damaged state file is reported, not moved).
-import { readdir } from 'node:fs/promises';
 import os from 'node:os';
-import path from 'node:path';
 import { helpText, parseArgs, type FlagSpec } from '../cli-args';
 import type { CliIo } from '../cli-io';
 import type { CliText } from '../cli-locale';
@@ -25,21 +23,18 @@ import {
 } from '../cli-runtime';
 import { simulatorDownMessage } from '../sim-address';
 import { displayWidth, padDisplay, safeText } from '../terminal-text';
-import { describeIssues } from '../../common/schema-issues';
 import { checkList } from '../../core/queue/bindings';
 import { normaliseRouteTag } from '../../core/queue/route-tags';
-import { ENGINE_STATE_VERSION, type EngineState } from '../../core/work/work-state';
 import { workOverview, type WaitReason } from '../../core/engine/work-overview';
 import { formatMinutes, formatTokens } from '../../core/usage/usage';
 import { getLocale } from '../../core/text/locale';
 import { usageJson } from './queue';
-import { engineStateStore } from '../../wiring/runtime';
 import { isDidaError } from '../../dida/dida-error';
 import type { Project } from '../../dida/types';
-import { readFileIfExists } from '../../store/atomic-file';
 import { ConfigError, findBinding, type Binding, type DidaTodoConfig } from '../../store/config-store';
 import { displayPath } from '../../store/paths';
 import { budgetLines, budgetStatus, type BudgetStatus } from './status-budget';
+import { inspectState } from './status-state';
 
 const FLAGS: Record<string, FlagSpec> = { ...CWD_FLAG, ...GLOBAL_FLAGS };
 
@@ -50,15 +45,6 @@ interface Problem {
   exitCode: ExitCode;
   code: string;
   message: string;
-}
-
-interface StateInfo {
-  file: string;
-  exists: boolean;
-  works: number;
-  state: EngineState | undefined;
-  problem?: string;
-  leftovers: string[];
 }
 
 export async function statusCommand(argv: readonly string[], io: CliIo, ctx: CliContext): Promise<number> {
@@ -236,53 +222,6 @@ function pickExit(problems: Problem[]): ExitCode {
     if (problems.some((p) => p.exitCode === code)) return code;
   }
   return EXIT.ok;
-}
-
-/** Reads state.json without the store (which would move a damaged file aside): status must not change files. */
-async function inspectState(file: string, dir: string, text: CliText): Promise<StateInfo> {
-  const { t } = text;
-  const base = path.basename(file);
-  const leftovers = (await readdir(dir).catch(() => [] as string[])).filter((n) => n.startsWith(`${base}.corrupt-`)).map((n) => path.join(dir, n));
-  const info: StateInfo = { file, exists: false, works: 0, state: undefined, leftovers };
-  let content: string | undefined;
-  try {
-    content = await readFileIfExists(file);
-  } catch (error) {
-    info.problem = t('cli.status.stateUnreadable', { file, reason: (error as NodeJS.ErrnoException).code ?? (error as Error).message });
-    return info;
-  }
-  if (content === undefined) return info;
-  info.exists = true;
-  let raw: unknown;
-  try {
-    raw = JSON.parse(content);
-  } catch {
-    info.problem = t('cli.status.stateNotJson', { file });
-    return info;
-  }
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    info.problem = t('cli.status.stateNotObject', { file });
-    return info;
-  }
-  const { version, ...data } = raw as Record<string, unknown>;
-  if (typeof version === 'number' && version > ENGINE_STATE_VERSION) {
-    info.problem = t('cli.status.stateNewer', { file, version, known: ENGINE_STATE_VERSION });
-    return info;
-  }
-  if (typeof version !== 'number') {
-    info.problem = t('cli.status.stateNoVersion', { file });
-    return info;
-  }
-  // The snapshot plus its change log, read without changing either (a damaged state is reported, not moved aside).
-  const peeked = await engineStateStore({ stateFile: file, lockDir: path.join(dir, 'locks') }).peek();
-  if (peeked.problem !== undefined || !peeked.value) {
-    info.problem = t('cli.status.stateSchema', { file, detail: safeText(peeked.problem ?? describeIssues([], 2)) });
-    return info;
-  }
-  info.state = peeked.value;
-  info.works = Object.keys(peeked.value.works).length;
-  void data;
-  return info;
 }
 
 interface StatusReport {
