@@ -88,9 +88,10 @@ describe('CLI gateway process handling', () => {
 
   it('kills a hanging child at the deadline and throws timeout', async () => {
     const file = pidFile('timeout');
-    const gateway = gatewayWith({ FAKE_DIDA_SLEEP_MS: '30000', FAKE_DIDA_PID_FILE: file }, { timeoutMs: 500 });
+    // The deadline leaves a loaded machine time to start the child (a Node process) and let it write its pid.
+    const gateway = gatewayWith({ FAKE_DIDA_SLEEP_MS: '30000', FAKE_DIDA_PID_FILE: file }, { timeoutMs: 2_500 });
     const error = await didaFailure(gateway.listProjects(), 'timeout');
-    expect(error.message).toContain('500 ms');
+    expect(error.message).toContain('2500 ms');
     const pid = Number(readFileSync(file, 'utf8'));
     expect(isAlive(pid)).toBe(false);
   });
@@ -99,7 +100,7 @@ describe('CLI gateway process handling', () => {
     const file = pidFile('sigkill');
     const gateway = gatewayWith(
       { FAKE_DIDA_SLEEP_MS: '30000', FAKE_DIDA_PID_FILE: file, FAKE_DIDA_IGNORE_SIGTERM: '1' },
-      { timeoutMs: 500, killGraceMs: 300 },
+      { timeoutMs: 2_500, killGraceMs: 300 },
     );
     await didaFailure(gateway.getTask('0123456789abcdef01234567', '0123456789abcdef01234568'), 'timeout');
     expect(isAlive(Number(readFileSync(file, 'utf8')))).toBe(false);
