@@ -11,6 +11,7 @@ import { parseClaim } from '../../src/core/queue/claims';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
 import { buildScript } from '../helpers/build-script';
 import type { ChildSpec } from '../helpers/poll-child';
+import { readJsonLines } from '../helpers/json-lines';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 let script: string;
@@ -48,15 +49,7 @@ function start(sessionId: string, spec: Partial<ChildSpec> = {}): ChildProcess {
   });
   const record = { events: [] as Array<Record<string, any>>, stderr: '' };
   children.set(child, record);
-  let buffer = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    buffer += chunk.toString();
-    for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n')) {
-      const line = buffer.slice(0, nl);
-      buffer = buffer.slice(nl + 1);
-      if (line.trim()) record.events.push(JSON.parse(line) as Record<string, any>);
-    }
-  });
+  readJsonLines(child.stdout, (event) => record.events.push(event));
   child.stderr?.on('data', (chunk: Buffer) => (record.stderr += chunk.toString()));
   child.once('exit', () => record.events.push({ type: 'exit', pid: child.pid, at: Date.now() }));
   return child;

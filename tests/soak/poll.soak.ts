@@ -16,6 +16,7 @@ import { startSimulator, type Simulator } from '../../src/sim/simulator';
 import { openEngineStore } from '../../src/wiring/runtime';
 import { buildScript } from '../helpers/build-script';
 import type { ChildSpec } from '../helpers/poll-child';
+import { readJsonLines } from '../helpers/json-lines';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const TASKS = Number(process.env.DIDA_TODO_SOAK_TASKS ?? 50);
@@ -75,15 +76,7 @@ describe('soak: the machine poller under the rate limit, with its leader killed 
         const record = { slot, events: [] as Array<Record<string, any>>, stderr: '', exited: false };
         children.set(child, record);
         child.once('exit', () => (record.exited = true));
-        let buffer = '';
-        child.stdout?.on('data', (chunk: Buffer) => {
-          buffer += chunk.toString();
-          for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n')) {
-            const line = buffer.slice(0, nl);
-            buffer = buffer.slice(nl + 1);
-            if (line.trim()) record.events.push(JSON.parse(line) as Record<string, any>);
-          }
-        });
+        readJsonLines(child.stdout, (event) => record.events.push(event));
         child.stderr?.on('data', (chunk: Buffer) => (record.stderr = (record.stderr + chunk.toString()).slice(-20_000)));
         return child;
       };
