@@ -18,6 +18,21 @@ export function withRequestPriority<T>(level: RequestPriority, fn: () => T): T {
   return priority.run(level, fn);
 }
 
+const lockHeld = new AsyncLocalStorage<boolean>();
+
+/**
+ * Runs `fn` — a section that holds a Work's lock — with every request it makes waiting for the budget at most
+ * BUDGET_MAX_WAIT_UNDER_LOCK_MS: other sessions' tool calls wait for that lock (15 s at most), so a section must not
+ * sit in the budget longer than they would wait for it. What cannot go in time fails `rate_limited` and is kept by its
+ * caller for the next run, as any budget refusal.
+ */
+export function withLockHeld<T>(fn: () => T): T {
+  return lockHeld.run(true, fn);
+}
+
+/** The longest a request made while a Work's lock is held waits for the budget (under the 15 s others wait for the lock). */
+export const BUDGET_MAX_WAIT_UNDER_LOCK_MS = 10_000;
+
 /** The priority of a request made here and now. */
 export function currentRequestPriority(): RequestPriority {
   return priority.getStore() ?? 'background';
@@ -169,7 +184,8 @@ export function createRequestBudget(options: RequestBudgetOptions): RequestGate 
   return {
     async acquire(route, signal) {
       const level = currentRequestPriority();
-      const deadline = now() + BUDGET_MAX_WAIT_MS[level];
+      const maxWait = lockHeld.getStore() ? Math.min(BUDGET_MAX_WAIT_MS[level], BUDGET_MAX_WAIT_UNDER_LOCK_MS) : BUDGET_MAX_WAIT_MS[level];
+      const deadline = now() + maxWait;
       for (;;) {
         signal?.throwIfAborted();
         const limits = await options.limits();

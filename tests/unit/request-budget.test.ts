@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isDidaError } from '../../src/dida/dida-error';
 import {
   BACKOFF_BASE_MS,
+  BUDGET_MAX_WAIT_UNDER_LOCK_MS,
   budgetWait,
   createRequestBudget,
   currentRequestPriority,
@@ -16,6 +17,7 @@ import {
   pauseAfter429,
   shareOf,
   usedIn,
+  withLockHeld,
   withRequestPriority,
   type BudgetRecord,
   type BudgetStorePort,
@@ -128,6 +130,26 @@ describe('the gate', () => {
     await gate.acquire('POST /comment');
     expect(t.clock.waits).toHaveLength(1);
     expect(t.clock.waits[0]).toBeGreaterThanOrEqual(45_000);
+  });
+
+  it('inside a Work’s lock no request waits longer than others wait for that lock; outside it, the same wait is sat out', async () => {
+    const t = fakeTime();
+    const store = memoryStore();
+    const gate = createRequestBudget({ store, limits: () => LIMITS, now: t.now, sleep: t.sleep });
+    await gate.observe('POST /task', { status: 429, retryAfterMs: 15_000 });
+    // A settle holding the lock: 15 s is within background's 60 s, but not within the 10 s a locked section may wait.
+    const error = await withLockHeld(() => gate.acquire('POST /comment')).catch((e: unknown) => e);
+    expect(isDidaError(error) && error.code).toBe('rate_limited');
+    expect(isDidaError(error) && error.retryAfterMs).toBe(15_000);
+    expect(t.clock.waits).toEqual([]);
+    expect(BUDGET_MAX_WAIT_UNDER_LOCK_MS).toBeLessThan(15_000);
+    // A tool call under the lock is held to the same bound (its own is 20 s).
+    const tool = await withLockHeld(() => withRequestPriority('foreground', () => gate.acquire('POST /task'))).catch((e: unknown) => e);
+    expect(isDidaError(tool) && tool.code).toBe('rate_limited');
+    // Control: the same request outside a lock waits the pause out.
+    await gate.acquire('POST /comment');
+    expect(t.clock.waits).toHaveLength(1);
+    expect(t.clock.waits[0]).toBeGreaterThanOrEqual(15_000);
   });
 
   it('a success after 429s resets the backoff', async () => {

@@ -1,5 +1,6 @@
 // Shared moves of every Work mutation: load/save the record, re-read the task, write the steps back once.
 import { isDidaError } from '../../dida/dida-error';
+import { withLockHeld } from '../../dida/request-budget';
 import type { Comment, Task } from '../../dida/types';
 import type { EngineDeps, HeldLock } from './engine-context';
 import { WorkError } from './engine-context';
@@ -92,7 +93,8 @@ export async function restoreWork(deps: EngineDeps, work: WorkRecord, previous: 
 export async function withWork<T>(deps: EngineDeps, key: string, fn: (lock: HeldLock) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await deps.locks.withLock(lockKeyOf(key), fn);
+      // Inside the lock, a request waits for the machine's budget less long than others wait for the lock.
+      return await deps.locks.withLock(lockKeyOf(key), (lock) => withLockHeld(() => fn(lock)));
     } catch (error) {
       const retry = error instanceof ConcurrentChangeError || (error instanceof Error && error.name === 'LockLostError');
       if (!retry || attempt >= 3) throw error;
