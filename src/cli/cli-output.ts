@@ -63,6 +63,7 @@ export function describeFailure(error: unknown, text: CliText): FailureInfo {
         return { exitCode: EXIT.notBound, code: error.code, message };
       case 'invalid_argument':
       case 'list_ambiguous':
+      case 'list_near_miss':
       case 'list_missing':
       case 'list_closed':
         return { exitCode: EXIT.usage, code: error.code, message };

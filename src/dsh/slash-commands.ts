@@ -1,6 +1,6 @@
 // `/dida …` in dsh web: the person's controls without the model. Parses the command, calls the engine and the
 // bindings, and answers in the person's language; the rules (what is queued, what a pause does) are the core's.
-import { bindList, unbindList } from '../core/queue/bindings';
+import { bindList, NearListNameError, unbindList } from '../core/queue/bindings';
 import { isWorkError } from '../core/work/engine-context';
 import { getLocale, type Locale, type MessageKey } from '../core/text/locale';
 import { pauseCurrentWork, resumeCurrentWork } from '../core/phone/person-controls';
@@ -172,9 +172,19 @@ export class SlashCommands {
     return { kind: 'success', text: lines.join('\n') };
   }
 
-  private async bind(track: AgentTrack, name: string): Promise<SlashResult> {
+  private async bind(track: AgentTrack, argument: string): Promise<SlashResult> {
+    // `--create` first: a new list even when the name is close to an open list's.
+    const create = /^--create(\s|$)/.test(argument);
+    const name = create ? argument.slice('--create'.length).trim() : argument;
     if (name === '') return { kind: 'error', text: this.say('dsh.command.bind.needName') };
-    const result = await bindList(await this.parts.runtime.gateway(), this.parts.runtime.config, track.cwd, { name });
+    let result: Awaited<ReturnType<typeof bindList>>;
+    try {
+      result = await bindList(await this.parts.runtime.gateway(), this.parts.runtime.config, track.cwd, { name }, create ? { allowNearName: true } : {});
+    } catch (error) {
+      if (!(error instanceof NearListNameError)) throw error;
+      const names = error.near.map((n) => `「${plain(n)}」`).join(this.say('dsh.command.bind.or'));
+      return { kind: 'error', text: this.say('dsh.command.bind.nearName', { name: plain(name), names }) };
+    }
     await this.parts.binding.refresh();
     const vars = { dir: track.cwd, list: plain(result.project.name) };
     return { kind: 'success', text: this.say(result.created ? 'dsh.command.bind.created' : 'dsh.command.bind.done', vars) };

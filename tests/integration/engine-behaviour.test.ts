@@ -80,6 +80,16 @@ describe('bindings', () => {
     expect(await code(bindList(h.gateway, config, '/repo/d', { name: '重名' }))).toBe('list_ambiguous');
     expect(h.sim.listProjects()).toHaveLength(count);
     expect(await resolveBinding(config, '/repo/d')).toBeUndefined();
+
+    // A name that only differs by case, width or punctuation, or a small edit, is a typo: refused, nothing created.
+    for (const typo of ['新清丹', '新 清单', '新清单！']) {
+      expect(await code(bindList(h.gateway, config, '/repo/e', { name: typo }))).toBe('list_near_miss');
+    }
+    expect(h.sim.listProjects()).toHaveLength(count);
+    expect(await resolveBinding(config, '/repo/e')).toBeUndefined();
+    const meant = await bindList(h.gateway, config, '/repo/e', { name: '新清丹' }, { allowNearName: true });
+    expect(meant.created).toBe(true);
+    expect(h.sim.listProjects()).toHaveLength(count + 1);
   });
 
   it('binds by id only to an existing open list', async () => {

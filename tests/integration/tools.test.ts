@@ -60,6 +60,26 @@ describe('tools', () => {
     expect(sub.code).toBe('ok');
   });
 
+  it('refuses to bind a name that is a typo of an open list (naming it by id), and creates it only when asked', async () => {
+    const existing = h.sim.seedProject({ name: '工作清单' });
+    const before = h.sim.listProjects().length;
+    const typo = await call('dida_todo_setup', { action: 'bind', list_name: '工作清丹' });
+    expect(typo.code).toBe('list_near_miss');
+    expect(typo.message).toContain(existing.id);
+    // Dida text never reaches the model outside the fence: the near list is named by id only.
+    expect(typo.message).not.toContain('工作清单');
+    expect(h.sim.listProjects()).toHaveLength(before);
+    expect(config.bindings).toEqual([]);
+    // A name far from every list creates one, as always (control), and create: true makes the near one on purpose.
+    expect((await call('dida_todo_setup', { action: 'bind', list_name: '完全不同的名字' })).code).toBe('ok');
+    expect((await call('dida_todo_setup', { action: 'bind', list_name: '工作清丹', create: true })).code).toBe('ok');
+    expect(h.sim.listProjects().map((p) => p.name)).toEqual(expect.arrayContaining(['工作清单', '完全不同的名字', '工作清丹']));
+    expect(h.sim.listProjects()).toHaveLength(before + 2);
+    // The exact name binds the existing list.
+    expect((await call('dida_todo_setup', { action: 'bind', list_name: '工作清单' })).code).toBe('ok');
+    expect(config.bindings[0]?.projectId).toBe(existing.id);
+  });
+
   it('plans, updates and lists the current Work', async () => {
     await call('dida_todo_setup', { action: 'bind', list_name: 'plan' });
     const created = await call('todo', { action: 'create', work_title: '修复登录超时', priority: 'high', steps: [{ title: '复现问题', status: 'in_progress' }, { title: '修复并测试' }] });

@@ -95,10 +95,18 @@ describe('/dida', () => {
       expect(await dida(' status')).toEqual({ kind: 'success', text: `${project} 没有绑定滴答列表：用 /dida bind <列表名> 绑定它。` });
       expect(await dida(' bind')).toMatchObject({ kind: 'error' });
 
+      // A typo of the open list is refused and creates nothing; --create makes the new list on purpose (then unbound again).
+      expect(await dida(' bind 工作清丹')).toEqual({ kind: 'error', text: '没有名为「工作清丹」的未归档列表；你是想绑定 「工作清单」 吗？用准确的名字再发一次；要新建这个名字的列表，发送 /dida bind --create 工作清丹。什么都没有改动。' });
+      expect(sim.listProjects()).toHaveLength(1);
+      expect(fs.readFileSync(configPath, 'utf8')).not.toContain('projectId');
+      expect(await dida(' bind --create 工作清丹')).toMatchObject({ kind: 'success', text: expect.stringContaining('已新建列表「工作清丹」') });
+      expect(sim.listProjects().map((p) => p.name).sort()).toEqual(['工作清丹', '工作清单']);
+      expect(await dida(' unbind')).toMatchObject({ kind: 'success' });
+
       // bind: the open list with that name (no new list), and the session now sees the Dida tools.
       const bound = await dida(' bind 工作清单');
       expect(bound).toEqual({ kind: 'success', text: `已把 ${project} 绑定到「工作清单」。` });
-      expect(sim.listProjects()).toHaveLength(1);
+      expect(sim.listProjects()).toHaveLength(2);
       expect(fs.readFileSync(configPath, 'utf8')).toContain(`projectId: ${list.id}`);
       const lifts = agent.ctx.tools.restrict.mock.results.map((r) => r.value as ReturnType<typeof vi.fn>);
       expect(lifts.length).toBeGreaterThan(0);

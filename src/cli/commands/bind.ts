@@ -50,6 +50,7 @@ export async function bindCommand(argv: readonly string[], io: CliIo, ctx: CliCo
   if (tagFlag !== undefined && args.flags['no-tag']) throw new UsageError(t('cli.bind.tagOrNoTag'));
   if (tagFlag !== undefined && !isRouteTag(tagFlag)) throw new UsageError(t('cli.bind.badTag', { tag: safeText(tagFlag) }));
   const bindOptions: BindOptions = tagFlag !== undefined ? { tag: tagFlag } : args.flags['no-tag'] ? { tag: null } : {};
+  if (args.flags.create === true) bindOptions.allowNearName = true;
   const options = globalOptions(args.flags, ctx);
   const dir = await targetDir(args.flags, ctx);
   if (args.flags.force !== true) await refuseWideFolder(dir, ctx);

@@ -6,6 +6,7 @@ import { findBinding, normalizeCwd, withBinding, withoutBinding, type Binding, t
 import { WorkError } from '../work/engine-context';
 import { isRouteTag, normaliseRouteTag } from './route-tags';
 import { sanitizeForDida, MAX_TITLE_LENGTH } from '../text/text-guard';
+import { nearListNames } from '../text/near-names';
 
 export interface ConfigPort {
   read(): Promise<DidaTodoConfig>;
@@ -32,6 +33,11 @@ export interface BindOptions {
    * same list keeps its tag.
    */
   tag?: string | null;
+  /**
+   * Create a new list even when the name is probably a typo of an open list's (the same after normalising case,
+   * width, spaces and punctuation, or a small edit away). Without it such a name is refused with `list_near_miss`.
+   */
+  allowNearName?: boolean;
 }
 
 /** The route tag to store: normalised, or `invalid_argument` naming what a route tag may hold. */
@@ -64,13 +70,15 @@ export async function bindList(gateway: DidaGateway, config: ConfigPort, cwd: st
   } else {
     const name = sanitizeForDida(target.name, { maxLength: MAX_TITLE_LENGTH, singleLine: true });
     if (name === '') throw new WorkError('invalid_argument', 'The list name is empty; pass the name of the Dida list to bind.');
-    const open = (await gateway.listProjects()).filter((p) => p.name === name && !p.closed);
+    const projects = await gateway.listProjects();
+    const open = projects.filter((p) => p.name === name && !p.closed);
     if (open.length > 1) {
       const ids = open.map((p) => p.id).join(', ');
       throw new WorkError('list_ambiguous', `${open.length} open Dida lists have that name (${ids}); bind one by id instead.`, `${open.length} open Dida lists are named "${name}" (${ids}); bind one by id instead.`);
     }
     if (open[0]) project = open[0];
     else {
+      if (!options.allowNearName) refuseNearName(name, projects);
       project = await gateway.createProject({ name, kind: 'TASK', viewMode: 'list' });
       created = true;
     }
@@ -82,6 +90,32 @@ export async function bindList(gateway: DidaGateway, config: ConfigPort, cwd: st
   });
   const binding: Binding = { cwd, projectId: project.id, label: project.name };
   return { binding: findBinding(next, cwd) ?? binding, created, project };
+}
+
+/** A bind by a name that is probably a typo of the open lists `near` (closest first). */
+export class NearListNameError extends WorkError {
+  constructor(
+    readonly near: readonly string[],
+    message: string,
+    forPeople: string,
+  ) {
+    super('list_near_miss', message, forPeople);
+  }
+}
+
+/**
+ * A name no open list has, but probably a typo of one that does, is refused rather than made into a new list: the
+ * model names the list by id (the open near lists'), and a person adds `--create` (or names it exactly).
+ */
+function refuseNearName(name: string, projects: readonly Project[]): void {
+  const open = projects.filter((p) => !p.closed);
+  const near = nearListNames(name, open.map((p) => p.name)).slice(0, 3);
+  if (near.length === 0) return;
+  const ids = near.map((n) => open.find((p) => p.name === n)?.id).join(', ');
+  throw new NearListNameError(near,
+    `No open Dida list has exactly that name, but ${near.length === 1 ? 'one is' : `${near.length} are`} close to it (${ids}): probably a typo. Ask the person which list they mean and bind it by list_id, or pass create: true only if they want a new list.`,
+    `No open Dida list is named "${name}", but ${near.map((n) => `"${n}"`).join(', ')} ${near.length === 1 ? 'is' : 'are'} close: probably a typo. Bind that list, or add --create for a new list named "${name}".`,
+  );
 }
 
 /** Removes the binding of exactly `cwd`; returns it, or undefined when there was none. */

@@ -51,7 +51,8 @@ async function run(args: Record<string, unknown>, ctx: ToolContext): Promise<Too
       const id = args.list_id as string | undefined;
       if (!name && !id) return { code: 'invalid_argument', message: 'bind needs list_name (or list_id).' };
       const tag = args.tag as string | undefined;
-      const result = await bindList(await ctx.gateway(), ctx.config, ctx.cwd, id ? { id } : { name: name as string }, tag !== undefined ? { tag } : {});
+      const options = { ...(tag !== undefined ? { tag } : {}), ...(args.create === true ? { allowNearName: true } : {}) };
+      const result = await bindList(await ctx.gateway(), ctx.config, ctx.cwd, id ? { id } : { name: name as string }, options);
       const bound = findBinding(await ctx.config.read(), ctx.cwd);
       return { code: 'ok', message: `${result.created ? 'Created and bound' : 'Bound'} the Dida list ${result.project.id} to this directory${routeNote(bound?.tag)}.`, detail: listName(result.project.name) };
     }

@@ -62,6 +62,7 @@ export const OUTCOME_CODES = [
   'list_missing',
   'list_closed',
   'list_ambiguous',
+  'list_near_miss',
   'work_not_found',
   'no_current_work',
   'step_not_found',
