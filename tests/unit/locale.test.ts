@@ -109,7 +109,8 @@ describe('locales', () => {
   });
 
   it('link only to files and headings that exist', () => {
-    const files = ['README.md', 'README.zh.md', ...readdirSync(path.join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+    const markdownIn = (folder: string) => readdirSync(path.join(root, folder)).filter((f) => f.endsWith('.md')).map((f) => `${folder}/${f}`);
+    const files = ['README.md', 'README.zh.md', ...markdownIn('docs'), ...markdownIn('docs/decisions')];
     let anchored = 0;
     for (const file of files) {
       for (const target of relativeLinks(read(file))) {
