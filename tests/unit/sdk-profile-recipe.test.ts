@@ -1,5 +1,5 @@
 // One sdk profile recipe: the e2e installer (scripts/install-dsh.mjs), the doctor (src/doctor/sdk-profile.ts) and the
-// README's steps (both languages) name the same packages, overrides and rows.
+// steps of the docs page the READMEs link (docs/sdk.md, docs/sdk.zh.md) name the same packages, overrides and rows.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -29,12 +29,13 @@ describe('the sdk profile recipe', () => {
     expect(parse(SDK_WORKSPACE_LINES.join('\n'))).toEqual({ packages: ['.'], nodeLinker: 'hoisted', autoInstallPeers: false, overrides: SDK_OVERRIDES });
   });
 
-  for (const readme of ['README.md', 'README.zh.md']) {
-    it(`is what ${readme} tells a person to write and add`, () => {
-      const text = readFileSync(path.join(root, readme), 'utf8');
+  for (const [readme, page] of [['README.md', 'docs/sdk.md'], ['README.zh.md', 'docs/sdk.zh.md']] as const) {
+    it(`is what ${page} tells a person to write and add, and ${readme} links it`, () => {
+      expect(readFileSync(path.join(root, readme), 'utf8')).toContain(`](${page})`);
+      const text = readFileSync(path.join(root, page), 'utf8');
       const file = (name: string) => {
         const match = new RegExp(`cat > ${name.replace('.', '\\.')} <<'EOF'\\n([\\s\\S]*?)\\nEOF\\n`).exec(text);
-        if (!match) throw new Error(`${readme} has no heredoc for ${name}`);
+        if (!match) throw new Error(`${page} has no heredoc for ${name}`);
         return match[1] as string;
       };
       expect(file('pnpm-workspace.yaml')).toBe(SDK_WORKSPACE_LINES.join('\n'));
