@@ -23,6 +23,8 @@ export default defineConfig({
       'tests/integration/engine-claims.test.ts',
       'tests/integration/engine-task-writer.test.ts',
       'tests/integration/engine-finalize.test.ts',
+      'tests/integration/stop-matrix.test.ts',
+      'tests/integration/work-usage.test.ts',
     ],
     exclude: ['tests/unit/bundle-shape.test.ts', 'tests/unit/bench-stats.test.ts', 'node_modules/**'],
     testTimeout: 20_000,

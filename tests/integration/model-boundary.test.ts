@@ -72,6 +72,8 @@ describe('hostile text in every Dida field', () => {
     await call('ambiguous', 'dida_todo_setup', { action: 'bind', list_name: twinName }, ctx({ cwd: '/work/other' }));
     await call('closed', 'dida_todo_setup', { action: 'bind', list_id: closed.id }, ctx({ cwd: '/work/other' }));
     await call('missing', 'dida_todo_setup', { action: 'bind', list_id: 'ffffffffffffffffffffffff' }, ctx({ cwd: '/work/other' }));
+    // A typo of the hostile twin name: refused, the near lists named by id only.
+    await call('near miss', 'dida_todo_setup', { action: 'bind', list_name: twinName.replace('同名', '同明') }, ctx({ cwd: '/work/other' }));
     await call('not bound', 'todo', { action: 'list' }, ctx({ cwd: '/elsewhere' }));
     await call('bad args', 'todo', { action: 'explode' });
 
