@@ -15,6 +15,7 @@ import { PollElection } from './poll-election';
 import { forgetWoken, removeOffer, sharedWork, writeOffer, writeWoken, type MarkedRecord } from './poll-marks';
 import { MIN_POLL_GAP_MS, pollInterval, QUIET_STEP_MS, type ListPace, type PollPace } from './poll-pace';
 import { pollNote, type PollCandidate, type Poller } from './poller';
+import { retrySettles } from './poll-upkeep';
 import { pluginMessage } from './ports';
 import type { StretchCounter } from './stretch-counter';
 
@@ -48,6 +49,7 @@ export class MachinePoller {
   private stop: (() => void) | undefined;
   private ticking: Promise<void> | undefined;
   private sweptAt = -Infinity;
+  private settledAt = 0;
   private accountFailure: string | undefined;
   private readonly polls = new Set<Promise<void>>();
   /** Sessions of this process already looked at for a Work handed to them before a restart. */
@@ -107,6 +109,11 @@ export class MachinePoller {
     await this.takeOffers(state);
     await this.resumeHanded(state);
     if (this.answerWaits(state)) await this.options.afterRead?.();
+    const now = this.deps.clock.now();
+    if (now - this.settledAt >= DEAD_HOLDER_SWEEP_MS) {
+      this.settledAt = now;
+      await retrySettles(this.own(), state, this.options.engine, this.deps.log, this.deps.lifetime);
+    }
     const lists = new Set(this.own().map((t) => (t.binding as Binding).projectId));
     let account: string;
     try {
@@ -349,8 +356,10 @@ export class MachinePoller {
   }
 
   /**
-   * Works of this list the poller handed to a session of this machine whose process died before the session's turn
-   * began (no turn for crash recovery to resume): their claims are released at once instead of after the lease.
+   * Works of this list the poller handed to a session of this machine that nobody will carry on: the session's process
+   * died before the session's turn began (no turn for crash recovery to resume), or the session is on another Work now
+   * (it went idle with this one unfinished and was handed a new one). Their claims are released at once instead of after
+   * the lease, and they are offered again.
    */
   private async releaseDeadHolders(projectId: string, state: EngineState): Promise<void> {
     const engine = await this.options.engine();
@@ -358,15 +367,22 @@ export class MachinePoller {
     for (const [sessionId, raw] of Object.entries(state.sessions)) {
       const record = raw as MarkedRecord;
       if (!record.pollWoken?.length || record.turnOpenSince !== undefined || record.pollOffer) continue;
-      if (record.livePid !== undefined && this.isAlive(record.livePid)) continue;
+      const alive = record.livePid !== undefined && this.isAlive(record.livePid);
       const holder = `${host}#${sessionTag(sessionId)}`;
       for (const key of record.pollWoken) {
+        if (alive && key === record.currentWork) continue;
         const work = state.works[key];
-        if (work?.projectId !== projectId || work.phase !== 'open' || work.waiting || work.claim?.holder !== holder) continue;
-        await this.release(engine, sessionId, key, 'the process of its session ended before the session started on it');
+        if (work?.projectId !== projectId || work.phase !== 'open' || work.waiting || isSettled(work)) continue;
+        if (work.claim?.holder === holder) {
+          await this.release(engine, sessionId, key, alive ? 'its session went on to another Work' : 'the process of its session ended before the session started on it');
+        } else if (alive && !work.claim) {
+          // Handed over but never claimed in Dida (the claim's write was refused): free to be offered again.
+          await forgetWoken(this.deps.state, sessionId, key);
+        }
       }
     }
   }
+
 }
 
 export { DEFAULT_POLL_SECONDS, pollInterval, pollPaceFrom, type PollPace } from './poll-pace';
