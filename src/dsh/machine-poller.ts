@@ -257,18 +257,23 @@ export class MachinePoller {
   }
 
   /** The idle bound sessions of `projectId` on the machine: this process's tracks, and other processes' records. */
-  private candidates(projectId: string, state: EngineState, config: DidaTodoConfig | undefined): PollCandidate[] {
+  private candidates(projectId: string, state: EngineState, config: DidaTodoConfig | undefined, host: string): PollCandidate[] {
     const found: PollCandidate[] = [];
+    // A session still holding an unfinished current Work is not free: handing it another would switch its Work under it.
+    const holdsUnfinished = (sessionId: string) => {
+      const work = state.works[state.sessions[sessionId]?.currentWork ?? ''];
+      return !!work && work.phase === 'open' && !work.waiting && !isSettled(work) && work.claim?.holder === `${host}#${sessionTag(sessionId)}`;
+    };
     const mine = new Set(this.deps.tracker.all().map((t) => t.sessionId));
     for (const track of this.own()) {
       const record = state.sessions[track.sessionId] as MarkedRecord | undefined;
-      if (track.binding?.projectId !== projectId || track.agent.status !== 'idle' || record?.pollOffer) continue;
+      if (track.binding?.projectId !== projectId || track.agent.status !== 'idle' || record?.pollOffer || holdsUnfinished(track.sessionId)) continue;
       found.push({ sessionId: track.sessionId, binding: track.binding, track });
     }
     if (!config) return found;
     for (const [sessionId, raw] of Object.entries(state.sessions)) {
       const record = raw as MarkedRecord;
-      if (mine.has(sessionId) || !record.cwd || record.turnOpenSince !== undefined || record.pollOffer || !this.liveElsewhere(record)) continue;
+      if (mine.has(sessionId) || !record.cwd || record.turnOpenSince !== undefined || record.pollOffer || !this.liveElsewhere(record) || holdsUnfinished(sessionId)) continue;
       const binding = findBinding(config, record.cwd);
       if (binding?.projectId === projectId) found.push({ sessionId, binding });
     }
@@ -288,7 +293,7 @@ export class MachinePoller {
       this.sweptAt = now;
       await this.releaseDeadHolders(projectId, state);
     }
-    const candidates = this.candidates(projectId, state, config);
+    const candidates = this.candidates(projectId, state, config, hostLabelOf((await this.options.engine()).deps));
     const idle = new Set(candidates.map((c) => c.sessionId));
     for (const id of [...pace.idleSince.keys()]) if (!idle.has(id)) pace.idleSince.delete(id);
     for (const id of idle) {

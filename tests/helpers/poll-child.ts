@@ -62,10 +62,15 @@ host.start();
 
 type ToolAnswer = { code: string; message: string; data?: Array<{ content: string; status: string }> };
 
+/** One tool call, as a model makes it: told Dida is rate-limited and to call again in N seconds, it does (three times at most). */
 async function call(agent: HostAgent, name: string, args: Record<string, unknown>): Promise<ToolAnswer> {
-  const answer = (await (tools.get(name) as HostToolDefinition).execute(args, { agent, signal: new AbortController().signal })) as ToolAnswer;
-  emit({ type: 'tool', session: agent.id, tool: name, action: args.action, code: answer.code });
-  return answer;
+  for (let attempt = 1; ; attempt++) {
+    const answer = (await (tools.get(name) as HostToolDefinition).execute(args, { agent, signal: new AbortController().signal })) as ToolAnswer;
+    emit({ type: 'tool', session: agent.id, tool: name, action: args.action, code: answer.code });
+    const again = answer.code === 'dida_unavailable' ? /again in (\d+) seconds/.exec(answer.message) : null;
+    if (!again || attempt >= 3) return answer;
+    await sleep(Number(again[1]) * 1000);
+  }
 }
 
 const STEP = '完成这项工作';

@@ -179,6 +179,28 @@ describe('one poller per machine and list', () => {
     expect(claimsOf(t1.id).map((c) => c.session)).toEqual(['bbbb2222', 'aaaa1111']);
   });
 
+  it('an idle session that holds an unfinished Work is not handed another (its Work is not switched under it); a free one is', async () => {
+    const a = w.process(101);
+    const sa = await a.session('session-aaaa1111', '/code/app');
+    const t1 = task('先做的');
+    await a.tick();
+    expect(sa.woken).toHaveLength(1);
+    // The session went idle again without finishing it (its person may be talking to it): the next task waits.
+    const t2 = task('后来的');
+    await a.advance(20_000);
+    await a.tick();
+    expect(sa.woken).toHaveLength(1);
+    expect((await marks('session-aaaa1111'))?.currentWork).toBe(t1.id);
+    expect(claimsOf(t2.id)).toHaveLength(0);
+    // A free session comes: it gets the second task (control: the poller does hand out work).
+    const sb = await a.session('session-bbbb2222', '/code/app');
+    await a.advance(20_000);
+    await a.tick();
+    expect(sb.woken).toHaveLength(1);
+    expect(claimsOf(t2.id).map((c) => c.session)).toEqual(['bbbb2222']);
+    expect(releasesOf(t1.id)).toHaveLength(0);
+  });
+
   it('a session whose process restarted right after it was handed a Work is woken for it again, once', async () => {
     const a = w.process(101);
     const b = w.process(102);
@@ -254,7 +276,9 @@ describe('one poller per machine and list', () => {
     await step(1_000);
     await step(5_000);
     expect(w.reads()).toBe(before + 1);
-    // A change in the list brings the pace back to the base interval.
+    // A change in the list brings the pace back to the base interval (the first session takes the task and holds it, so
+    // a second idle session keeps the poller reading).
+    await a.session('session-bbbb2222', '/code/app');
     task('新的');
     await step(60_000);
     const fresh = w.reads();
