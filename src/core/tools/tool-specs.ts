@@ -53,12 +53,12 @@ export const TODO_WORK_PARAMETERS: Record<string, ParameterSpec> = {
 };
 
 export const SETUP_DESCRIPTION = `Connect this directory to a Dida (滴答清单) list.
-status: binding and reachability. bind (only when the person asks): list_name (an open list with that name, else a new one; a near-miss name is refused unless create: true) or list_id; tag routes #tag tasks here. unbind. login_check: test the token; if it fails, tell the person to run \`dida-todo login --token -\` in a terminal (it asks for the token without showing it; never put the token on the command line or paste it here).`;
+status: binding and reachability. bind (only when the person asks): list_name (that open list, else a new one; near misses need create: true) or list_id; tag routes #tag tasks here. unbind. login_check: test the token; if it fails, tell the person to run \`dida-todo login --token -\` in a terminal (it asks for the token unseen; never put it on a command line or in chat).`;
 
 export const SETUP_PARAMETERS: Record<string, ParameterSpec> = {
   action: { type: 'string', required: true, enum: ['status', 'bind', 'unbind', 'login_check'] },
   list_name: { type: 'string', description: 'bind: list name' },
   list_id: { type: 'string', description: 'bind: list id' },
-  create: { type: 'boolean', description: 'bind: a new list even if the name is near an existing one' },
+  create: { type: 'boolean' },
   tag: { type: 'string' },
 };
