@@ -25,7 +25,7 @@ export class ListSync {
       return;
     }
     if (origin === 'session' && track.turnSyncStarted) return;
-    const sync = this.deps.engine().then((engine) => engine.sync(binding.projectId));
+    const sync = this.deps.engine().then((engine) => engine.sync(binding.projectId, { looks: 'paced' }));
     inBackground(track, sync, this.deps.log, 'syncing the bound Dida list (will retry later)');
     // A person's message that came before the binding was known (the sdk profile creates the session with its first
     // prompt) could not start its turn's read: this read is that turn's, and no later turn may reuse it.

@@ -6,6 +6,7 @@ import { routesHere } from '../core/queue/route-tags';
 import { fenceUntrusted, truncateGraphemes, UNTRUSTED_PREAMBLE } from '../core/text/text-guard';
 import { workKey, type WorkRecord } from '../core/work/work-state';
 import type { Binding } from '../store/config-store';
+import { withRequestPriority } from '../dida/request-budget';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
 import { pluginMessage } from './ports';
@@ -101,7 +102,7 @@ export class Poller {
    */
   async pollList(projectId: string, candidates: readonly PollCandidate[], options: PollListOptions = {}): Promise<PollListOutcome> {
     const engine = await this.deps.engine();
-    const queue = await engine.queue(projectId);
+    const queue = await engine.queue(projectId, undefined, undefined, { looks: 'paced' });
     await this.afterRead?.();
     const fingerprint = (queue.report?.tasks ?? []).map((t) => `${t.id}:${t.etag ?? t.modifiedTime ?? ''}`).join(',');
     const known = new Set([...queue.ranked, ...queue.skipped].map((entry) => entry.candidate.taskId));
@@ -123,7 +124,9 @@ export class Poller {
       // A session whose Work the person paused from Dida is not handed other work either.
       if ((track && track.agent.status !== 'idle') || this.deps.lifetime.aborted || sessionPaused(state, candidate.sessionId)) continue;
       // A session of another process makes the Work current itself when it takes the hand-over.
-      const work = await engine.claimNext(candidate.sessionId, projectId, { ...queue, ranked }, undefined, track ? {} : { makeCurrent: false });
+      // The claim is the acknowledgement of work already found: it goes with settles and comments, not with the next
+      // speculative read of the list (the machine's request budget keeps a larger reserve for those).
+      const work = await withRequestPriority('background', () => engine.claimNext(candidate.sessionId, projectId, { ...queue, ranked }, undefined, track ? {} : { makeCurrent: false }));
       if (!work) {
         // Every Work it tried is held elsewhere: the next session is not sent after them again.
         for (const entry of ranked) lost.add(entry.candidate.taskId);

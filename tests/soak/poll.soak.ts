@@ -4,7 +4,7 @@
 // Afterwards: every task was done exactly once, no 60 seconds (nor five minutes) carried more requests than the
 // machine's budget, Dida never had to answer 429, and no progress comment or write was left behind.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -49,7 +49,13 @@ describe('soak: the machine poller under the rate limit, with its leader killed 
     const dir = await mkdtemp(path.join(os.tmpdir(), 'dida-soak-poll-'));
     const sim: Simulator = await startSimulator({ quirks: SIM_VARIANTS['rate-limit'] });
     const arrivals: number[] = [];
-    sim.onRequest(() => void arrivals.push(Date.now()));
+    const routes: Array<{ at: number; route: string }> = [];
+    sim.onRequest((info) => {
+      arrivals.push(Date.now());
+      routes.push({ at: Date.now(), route: `${info.method} ${info.route}` });
+    });
+    const logDir = process.env.DIDA_TODO_SOAK_LOG_DIR;
+    if (logDir) await mkdir(logDir, { recursive: true });
     try {
       const lists = [sim.seedProject({ name: '前端' }), sim.seedProject({ name: '后端' })];
       const dirs = [path.join(dir, 'web'), path.join(dir, 'api')];
@@ -77,7 +83,10 @@ describe('soak: the machine poller under the rate limit, with its leader killed 
         children.set(child, record);
         child.once('exit', () => (record.exited = true));
         readJsonLines(child.stdout, (event) => record.events.push(event));
-        child.stderr?.on('data', (chunk: Buffer) => (record.stderr = (record.stderr + chunk.toString()).slice(-20_000)));
+        child.stderr?.on('data', (chunk: Buffer) => {
+          record.stderr = (record.stderr + chunk.toString()).slice(-20_000);
+          if (logDir) void appendFile(path.join(logDir, `slot-${slot}-${child.pid}.log`), chunk);
+        });
         return child;
       };
       for (let slot = 0; slot < 4; slot++) start(slot);
@@ -119,6 +128,13 @@ describe('soak: the machine poller under the rate limit, with its leader killed 
         await sleep(2_000);
       }
       await sleep(10_000);
+      // What the requests were spent on: per route, and per minute since the first task could be written.
+      const perRoute = new Map<string, number>();
+      for (const r of routes) perRoute.set(r.route, (perRoute.get(r.route) ?? 0) + 1);
+      const perMinute: number[] = [];
+      for (const r of routes) perMinute[Math.max(0, Math.floor((r.at - began) / 60_000))] = (perMinute[Math.max(0, Math.floor((r.at - began) / 60_000))] ?? 0) + 1;
+      process.stderr.write(`[soak] requests per route: ${JSON.stringify(Object.fromEntries([...perRoute].sort((a, b) => b[1] - a[1])))}\n[soak] requests per minute: ${JSON.stringify([...perMinute].map((n) => n ?? 0))}\n`);
+      if (logDir) await writeFile(path.join(logDir, 'requests.json'), JSON.stringify(routes.map((r) => ({ ...r, at: r.at - began }))));
 
       // Every task done exactly once: one review todo, its one step completed once, one "completed" note.
       const stuck: string[] = [];

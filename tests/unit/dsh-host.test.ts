@@ -110,7 +110,7 @@ describe('agent/created and agent/disposed', () => {
     const t = setup();
     await t.ready();
     const top = await t.create('s1');
-    expect(t.engine.sync).toHaveBeenCalledWith('list-1');
+    expect(t.engine.sync).toHaveBeenCalledWith('list-1', { looks: 'paced' });
     expect(top.restrict).not.toHaveBeenCalled();
     const loose = await t.create('s2', { cwd: '/elsewhere' });
     expect(loose.restrict).toHaveBeenCalledWith({ deny: ['todo', 'todo_work'] });

@@ -328,7 +328,7 @@ describe('ListSync', () => {
     sync.start(track, 'turn');
     await flush();
     expect(h.engine.sync).toHaveBeenCalledTimes(2);
-    expect(h.engine.sync).toHaveBeenCalledWith('list-1');
+    expect(h.engine.sync).toHaveBeenCalledWith('list-1', { looks: 'paced' });
     // A session read after a turn's read is not needed.
     sync.start(track, 'session');
     await flush();

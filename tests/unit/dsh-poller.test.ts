@@ -2,24 +2,26 @@
 // executable Work, claims before waking, never hands one Work to two sessions, and its note is bounded and fenced.
 import { describe, expect, it, vi } from 'vitest';
 import type { WorkRecord } from '../../src/core/work/work-state';
+import { currentRequestPriority, withRequestPriority } from '../../src/dida/request-budget';
 import { Poller, pollNote, POLL_TITLE_MAX } from '../../src/dsh/poller';
 import { StretchCounter } from '../../src/dsh/stretch-counter';
 import { createHarness, fakeAgent, fakeEngine, queueOf, work, type FakeAgent } from '../helpers/dsh-fakes';
 
 /** An engine whose queue is `keys` and whose claims win for Works not yet claimed (recording the order of calls). */
-function listEngine(keys: string[], calls: string[] = []) {
+function listEngine(keys: string[], calls: string[] = [], priorities: string[] = []) {
   const claimed = new Set<string>();
   const engine = fakeEngine({
     queue: vi.fn(async () => queueOf(keys.filter((k) => !claimed.has(k)))),
     claimNext: vi.fn(async (sessionId: string, _projectId: string, known?: { ranked: Array<{ candidate: { taskId: string } }> }) => {
       const first = known?.ranked[0]?.candidate.taskId;
       calls.push(`claim ${sessionId} ${first ?? '-'}`);
+      priorities.push(currentRequestPriority());
       if (!first) return undefined;
       claimed.add(first);
       return work(first, ['pending']) as WorkRecord;
     }),
   });
-  return { engine, claimed, keys, calls };
+  return { engine, claimed, keys, calls, priorities };
 }
 
 function setup(keys: string[], sessions = ['s1']) {
@@ -46,6 +48,12 @@ describe('Poller', () => {
     const note = t.agents[0]!.followup.mock.calls[0]![0];
     expect(note.source).toMatchObject({ kind: 'plugin', plugin: 'dida-todo' });
     expect(note.content[0].text).toContain('Work w1');
+  });
+
+  it('claims at the background priority even inside a poll (the claim acknowledges work already found)', async () => {
+    const t = setup(['w1']);
+    await withRequestPriority('poll', () => t.poller.pollList('list-1', [{ sessionId: 's1', binding: { cwd: '/p', projectId: 'list-1' }, track: t.deps.tracker.get('s1')! }]));
+    expect(t.list.priorities).toEqual(['background']);
   });
 
   it('wakes once per new Work: an unchanged queue does not wake again, a new Work does', async () => {
@@ -165,6 +173,8 @@ describe('Poller', () => {
     expect(t.list.engine.queue).not.toHaveBeenCalled();
     await t.clock.advance(1);
     expect(t.list.engine.queue).toHaveBeenCalledTimes(1);
+    // A poll is a background read: the person's comments on reviews and waiting Works are read on their schedule.
+    expect(t.list.engine.queue).toHaveBeenCalledWith(expect.any(String), undefined, undefined, { looks: 'paced' });
     await t.clock.advance(180_000);
     expect(t.list.engine.queue).toHaveBeenCalledTimes(2);
     t.poller.close();

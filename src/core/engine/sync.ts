@@ -17,6 +17,8 @@ import { hasPendingWrite, writeWork } from '../work/task-writer';
 import { completeOwnTask, keyOf, loadWork, saveWork, stepIdFactory, withWork } from '../work/work-io';
 import { adoptTask, agentWorkFromTask, reconcileWork, taskVersion } from '../work/work-reconcile';
 import { workKey, type EngineState, type WorkRecord } from '../work/work-state';
+import type { LookMode } from '../phone/comment-looks';
+import { noteLooks, planLooks } from './sync-looks';
 
 export interface SyncReport {
   projectId: string;
@@ -48,12 +50,20 @@ export function taskOccurrence(task: Task, deps: EngineDeps): string {
   return occurrenceKey(task, deps.timeZone ?? 'UTC');
 }
 
+export interface SyncOptions {
+  /**
+   * How the comments a person may write on a review todo or a waiting Work are read: `all` (default) every list, for a
+   * sync someone waits for; `paced` on the schedule of core/phone/comment-looks, for background syncs (the poller).
+   */
+  looks?: LookMode;
+}
+
 /**
  * Syncs one list. Reading never rewrites a person's task: Dida is written only to carry out what the person
  * asked for in Dida (rework from an owner comment, resuming when they restored the priority) or to finish an
  * interrupted finalization. A deleted list is `list_missing`, an archived one `list_closed` (WorkError).
  */
-export async function syncList(deps: EngineDeps, projectId: string): Promise<SyncReport> {
+export async function syncList(deps: EngineDeps, projectId: string, options: SyncOptions = {}): Promise<SyncReport> {
   const report: SyncReport = { projectId, tasks: [], adopted: [], updated: [], closed: [], accepted: [], reworks: [], resumed: [], answered: [], released: [], finalized: [], reopened: [], rebuilt: [], errors: [] };
   const before = await deps.state.read();
   const revs = new Map(Object.entries(before.works).map(([k, w]) => [k, w.rev]));
@@ -163,10 +173,12 @@ export async function syncList(deps: EngineDeps, projectId: string): Promise<Syn
 
   const touched = new Set(Object.values(after.sessions).flatMap((session) => session.touched));
   const current = report.rebuilt.length || reopened.length ? await deps.state.read() : after;
+  const looks = planLooks(deps, current, projectId, tasks, options.looks ?? 'all');
   for (const work of Object.values(current.works)) {
     if (work.projectId !== projectId) continue;
     const key = keyOf(work);
     try {
+      if (looks.skip.has(key)) continue;
       if (work.phase === 'accepting' && work.acceptance && !work.acceptance.closed) {
         const outcome = await processAcceptance(deps, key, openIds.has(work.acceptance.taskId));
         if (outcome.status === 'accepted') report.accepted.push(key);
@@ -193,6 +205,7 @@ export async function syncList(deps: EngineDeps, projectId: string): Promise<Syn
       report.errors.push(error instanceof Error ? error.message : String(error));
     }
   }
+  await noteLooks(deps, looks.looked);
   // Changes whose write had an unknown outcome (or was cut short) are carried out now rather than at the next change.
   for (const work of Object.values(current.works)) {
     if (work.projectId !== projectId || work.phase !== 'open' || work.waiting || !openIds.has(work.taskId) || !hasPendingWrite(work)) continue;

@@ -13,7 +13,7 @@ import { isExecutable, rankQueue, type QueueCandidate, type RankedQueue } from '
 import type { Route } from '../queue/route-tags';
 import { priorityFromLevel, type SettablePriorityLevel } from '../time/schedule';
 import { changeSteps, type StepChange, type StepChangeOptions, type StepChangeResult } from '../steps/step-ops';
-import { syncList, type SyncReport } from './sync';
+import { syncList, type SyncOptions, type SyncReport } from './sync';
 import { MAX_COMMENT_LENGTH, MAX_ITEM_TITLE_LENGTH, MAX_REPORT_LENGTH, MAX_TITLE_LENGTH, sanitizeForDida } from '../text/text-guard';
 import { resumeWork, waitForHuman } from '../phone/waiting';
 import { flushWorkOutbox, queueComment } from '../work/outbox';
@@ -75,16 +75,16 @@ export class WorkEngine {
   }
 
   /** Syncs the list (see syncList). */
-  sync(projectId: string): Promise<SyncReport> {
-    return syncList(this.deps, projectId);
+  sync(projectId: string, options: SyncOptions = {}): Promise<SyncReport> {
+    return syncList(this.deps, projectId, options);
   }
 
   /**
    * Syncs and ranks the list's executable Works (priority desc, then Dida order) as seen by `sessionId` in a directory
    * with `route` (Works routed to another directory are skipped with reason `routed`).
    */
-  async queue(projectId: string, sessionId?: string, route?: Route): Promise<QueueView> {
-    const report = await this.sync(projectId);
+  async queue(projectId: string, sessionId?: string, route?: Route, options: SyncOptions = {}): Promise<QueueView> {
+    const report = await this.sync(projectId, options);
     const state = await this.deps.state.read();
     const byTask = new Map<string, WorkRecord>();
     for (const work of Object.values(state.works)) if (work.projectId === projectId && work.phase === 'open') byTask.set(work.taskId, work);

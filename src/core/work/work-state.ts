@@ -78,6 +78,19 @@ export const WaitingSchema = z.object({
 });
 export type WaitingRecord = z.infer<typeof WaitingSchema>;
 
+/** A background sync's last look at the comments of a review todo or a waiting Work (see core/phone/comment-looks). */
+export const CommentLookSchema = z.object({
+  /** When the first look was (the schedule slows with the time since). */
+  first: z.number(),
+  /** When the last look was. */
+  at: z.number(),
+  /** The etags (or modified times) of the tasks carrying the comments at that look: a change makes the next look due. */
+  version: z.optional(z.string()),
+  /** What was looked at (the review todo, or the wait by its start): a new review or a new wait starts afresh. */
+  scope: z.optional(z.string()),
+});
+export type CommentLook = z.infer<typeof CommentLookSchema>;
+
 export const WorkRecordSchema = z.object({
   taskId: z.string(),
   projectId: z.string(),
@@ -110,6 +123,11 @@ export const WorkRecordSchema = z.object({
       closed: z._default(z.boolean(), false),
     }),
   ),
+  /**
+   * A background sync's last look at the comments the person may write on it while it is in review or waits for them
+   * (core/phone/comment-looks); dropped when it leaves both. Not a change of the Work: `rev` and `updatedAt` stay.
+   */
+  commentLook: z.optional(CommentLookSchema),
   /** The last claim decision seen for this occurrence (which host executes it). */
   claim: z.optional(z.object({ holder: z.string(), at: z.number() })),
   /** For rework Works: the Work they rework. */
