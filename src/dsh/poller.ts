@@ -2,6 +2,7 @@
 // yet, claiming the Work for a session before waking it (or, for a session of another process, before handing it over),
 // and never handing one Work to two sessions.
 import { sessionPaused } from '../core/phone/phone-signals';
+import { sessionTag } from '../core/queue/claims';
 import { routesHere } from '../core/queue/route-tags';
 import { fenceUntrusted, truncateGraphemes, UNTRUSTED_PREAMBLE } from '../core/text/text-guard';
 import { workKey, type WorkRecord } from '../core/work/work-state';
@@ -116,10 +117,19 @@ export class Poller {
     const config = await this.deps.config.read().catch(() => undefined);
     const lost = new Set<string>();
     const handed: string[] = [];
+    // A Work in the queue whose recorded claim names a session of this poll (its claim was posted but the hand-over
+    // failed, e.g. the read after it was refused): that session gets it, and no other is sent to lose it.
+    const claimant = (key: string) => {
+      const holder = state.works[key]?.claim?.holder;
+      return holder ? candidates.find((c) => holder.endsWith(`#${sessionTag(c.sessionId)}`))?.sessionId : undefined;
+    };
     for (const candidate of candidates) {
       const { track } = candidate;
       if (!track && !options.handOff) continue;
-      const ranked = queue.ranked.filter((entry) => !offered.has(entry.candidate.taskId) && !held.has(entry.candidate.taskId) && !lost.has(entry.candidate.taskId) && routesHere(config, candidate.binding, entry.candidate.tags));
+      const ranked = queue.ranked
+        .filter((entry) => !offered.has(entry.candidate.taskId) && !held.has(entry.candidate.taskId) && !lost.has(entry.candidate.taskId) && routesHere(config, candidate.binding, entry.candidate.tags))
+        .filter((entry) => (claimant(entry.candidate.taskId) ?? candidate.sessionId) === candidate.sessionId)
+        .sort((a, b) => Number(claimant(b.candidate.taskId) === candidate.sessionId) - Number(claimant(a.candidate.taskId) === candidate.sessionId));
       if (ranked.length === 0) continue;
       // A session whose Work the person paused from Dida is not handed other work either.
       if ((track && track.agent.status !== 'idle') || this.deps.lifetime.aborted || sessionPaused(state, candidate.sessionId)) continue;

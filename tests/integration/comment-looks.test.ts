@@ -95,6 +95,45 @@ describe('paced looks at review todos', () => {
   });
 });
 
+describe('paced looks across lists and kinds', () => {
+  it('a sync of one list leaves the looks of another alone, and an answer does not take a review\'s turn', async () => {
+    const { list, todos } = await reviews(1);
+    const other = h.sim.seedProject({ name: '别的' });
+    const task = h.sim.seedTask({ projectId: other.id, title: '部署', priority: 5, items: [{ title: '申请权限' }] });
+    await h.engine.sync(other.id);
+    await h.engine.switchTo('session-2', other.id, task.id);
+    await h.engine.waitForHuman('session-2', '需要账号');
+    // The first list's sync looks at its review only; the other list's wait is still unlooked at its first sync.
+    expect((await readsOf(list.id, 'paced')).reads).toBe(1);
+    expect((await h.engine.getWork(task.id)).commentLook).toBeUndefined();
+    expect((await readsOf(other.id, 'paced')).reads).toBe(2);
+    // One list with a review and a wait both due by time: both are read in one sync.
+    const here = h.sim.seedTask({ projectId: list.id, title: '上线', priority: 5, items: [{ title: '发版' }] });
+    await h.engine.sync(list.id);
+    await h.engine.switchTo('session-3', list.id, here.id);
+    await h.engine.waitForHuman('session-3', '哪天发版');
+    await readsOf(list.id, 'paced');
+    h.clock.now += 11 * MINUTE;
+    expect((await readsOf(list.id, 'paced')).reads).toBe(3);
+    // The review is looked at again (its todo changed) after the wait was: the wait's look is the older one now.
+    h.clock.now += 30_000;
+    h.sim.editTask(todos[0]!.id, { content: '看过了' });
+    expect((await readsOf(list.id, 'paced')).reads).toBe(1);
+    h.clock.now += 2 * MINUTE;
+    expect((await readsOf(list.id, 'paced')).reads).toBe(3);
+  });
+
+  it('a review that ended drops its look', async () => {
+    const { list, todos } = await reviews(1);
+    await readsOf(list.id, 'paced');
+    const key = (await h.state()).works[Object.keys((await h.state()).works)[0]!]!;
+    expect(key.commentLook).toBeDefined();
+    await h.gateway.completeTask(list.id, todos[0]!.id);
+    expect((await readsOf(list.id, 'paced')).report.accepted).toHaveLength(1);
+    expect(Object.values((await h.state()).works).map((w) => w.commentLook)).toEqual([undefined]);
+  });
+});
+
 describe('paced looks at a Work that waits for the person', () => {
   async function askedWork() {
     const list = h.sim.seedProject({ name: '问答' });
@@ -125,14 +164,21 @@ describe('paced looks at a Work that waits for the person', () => {
     expect((await readsOf(list.id, 'paced')).report.resumed).toHaveLength(1);
   });
 
-  it('a second wait of the Work starts its schedule afresh', async () => {
+  it('an answer ends the looks; a second wait of the Work starts its schedule afresh', async () => {
     const { list, task, reminderId } = await askedWork();
     await readsOf(list.id, 'paced');
     h.clock.now += 20 * MINUTE;
     h.sim.addComment(list.id, reminderId, '账号是 readonly');
     expect((await readsOf(list.id, 'paced')).report.answered).toHaveLength(1);
-    await h.engine.switchTo(S, list.id, task.id).catch(() => undefined);
+    expect((await h.engine.getWork(task.id)).commentLook).toBeUndefined();
+    // A wait that ends without a sync looking (the agent resumes it itself) leaves its look; the next wait is new.
     await h.engine.waitForHuman(S, '还需要写权限吗');
+    await readsOf(list.id, 'paced');
+    h.clock.now += 20 * MINUTE;
+    await readsOf(list.id, 'paced');
+    await h.engine.resume(S);
+    expect((await h.engine.getWork(task.id)).commentLook).toBeDefined();
+    await h.engine.waitForHuman(S, '还需要读写权限吗');
     expect((await h.engine.getWork(task.id)).waiting?.applied).toBe(true);
     expect((await readsOf(list.id, 'paced')).reads).toBe(2);
     expect((await readsOf(list.id, 'paced')).reads).toBe(2);

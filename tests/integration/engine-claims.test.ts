@@ -158,6 +158,21 @@ describe('claiming a Work', () => {
     expect(h.sim.listComments(other).map((x) => x.title)).toEqual(['🤖 far-away 开始处理（会话 zz99）']);
   });
 
+  it('a claim posted whose check read is refused is recorded as the session\'s: taken up again, nothing is posted twice', async () => {
+    const other = h.sim.seedTask({ projectId, title: '别的', items: [{ title: '一步' }] }).id;
+    await h.engine.sync(projectId);
+    await claimWork(h.deps, other, B);
+    expect((await h.state()).owners[projectId]).toBeDefined();
+    // The read before the post passes; the read after it (the check) is answered 429.
+    h.sim.injectFault({ route: 'GET /project/{pid}/task/{tid}/comments', kind: 'status', status: 429, skip: 1, times: Infinity });
+    await expect(claimWork(h.deps, taskId, A)).rejects.toMatchObject({ code: 'rate_limited' });
+    expect(comments()).toEqual(['🤖 test-host 开始处理（会话 aaaa1111）']);
+    expect((await h.state()).works[taskId]?.claim?.holder).toBe('test-host#aaaa1111');
+    h.sim.clearFaults();
+    expect(await claimWork(h.deps, taskId, A)).toEqual({ status: 'won', posted: false });
+    expect(comments()).toHaveLength(1);
+  });
+
   it('a losing claim that cannot be taken back is logged and still loses', async () => {
     await claimWork(h.deps, taskId, A);
     await h.deps.state.update((s) => {

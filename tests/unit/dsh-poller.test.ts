@@ -56,6 +56,18 @@ describe('Poller', () => {
     expect(t.list.priorities).toEqual(['background']);
   });
 
+  it('a Work whose recorded claim names one of the idle sessions goes to that session; no other is sent to lose it', async () => {
+    const t = setup(['w1', 'w2'], ['session-s1', 'session-s2']);
+    // session-s2's claim of w1 was posted, but the hand-over never happened (the read after the post was refused).
+    t.state.value.works.w1 = work('w1', [], { claim: { holder: 'host#s2', at: 0 } });
+    await t.poller.poll();
+    expect(t.calls.filter((c) => c.startsWith('claim'))).toEqual(['claim session-s1 w2', 'claim session-s2 w1']);
+    // Control: without the recorded claim the first session takes the top Work.
+    const u = setup(['w1', 'w2'], ['session-s1', 'session-s2']);
+    await u.poller.poll();
+    expect(u.calls.filter((c) => c.startsWith('claim'))).toEqual(['claim session-s1 w1', 'claim session-s2 w2']);
+  });
+
   it('wakes once per new Work: an unchanged queue does not wake again, a new Work does', async () => {
     const t = setup(['w1']);
     await t.poller.poll();

@@ -38,17 +38,13 @@ export function planLooks(deps: EngineDeps, state: EngineState, projectId: strin
     if (work.phase === 'accepting' && work.acceptance && !work.acceptance.closed) {
       kind = 'review';
       version = versionOf(work.acceptance.taskId);
+      // Completed or removed in Dida (an accept, or feedback written just before it): its version reads '-' now, a change.
       scope = `review ${work.acceptance.taskId}`;
-      // Completed or removed in Dida: an accept (or feedback written just before it) is read now.
-      if (!byId.has(work.acceptance.taskId)) {
-        plan.looked.set(key, { version, scope });
-        continue;
-      }
     } else if (work.phase === 'open' && work.waiting?.applied && byId.has(work.taskId)) {
       kind = 'answer';
       version = versionOf(work.taskId, work.waiting.reminderTaskId);
       scope = `wait ${work.waiting.since}`;
-      // The person set the priority back: the resume is read now.
+      // The person set the priority back: the resume is read now (also where Dida sends neither etag nor modified time).
       if ((byId.get(work.taskId) as Task).priority !== 0) {
         plan.looked.set(key, { version, scope });
         continue;

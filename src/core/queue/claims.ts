@@ -164,6 +164,9 @@ export async function claimWork(deps: EngineDeps, key: string, sessionId: string
     const posted = await deps.gateway.addComment(work.projectId, work.taskId, text);
     if (posted.userId && posted.userId !== owner) owner = await learnOwner(deps, work.projectId, posted.userId);
     if (!owner) return remember(deps, work, { status: 'won', posted: true }, me);
+    // Posted: recorded as this session's until the read below says otherwise, so a read that fails (a rate limit) does
+    // not leave a claim in Dida that no record on this machine names (the poller hands such a Work to its claimant).
+    await remember(deps, work, { status: 'won', posted: true }, me);
     holder = undefined;
     const second = decide(await deps.gateway.listComments(work.projectId, work.taskId), owner) ?? { status: 'won' as const, posted: true };
     if (second.status === 'lost') await withdraw(deps, work, posted.id);
