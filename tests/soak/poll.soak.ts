@@ -169,7 +169,11 @@ describe('soak: the machine poller under the rate limit, with its leader killed 
       expect(final.outbox).toEqual([]);
       expect(Object.values(final.works).filter((w) => hasPendingWrite(w)).map((w) => w.title)).toEqual([]);
       expect(all().filter((e) => e.type === 'failed')).toEqual([]);
-      expect(all().filter((e) => e.type === 'tool' && e.code !== 'ok')).toEqual([]);
+      // A tool call told the budget is used up ("call it again in N seconds") is called again, as a model does; what
+      // counts is that every call ended well, and that no call failed any other way.
+      expect(all().filter((e) => e.type === 'tool' && e.code !== 'ok' && e.code !== 'dida_unavailable')).toEqual([]);
+      expect(all().filter((e) => e.type === 'done' && (e.results as string[]).some((code) => code !== 'ok'))).toEqual([]);
+      process.stderr.write(`[soak] tool calls told to call again later: ${all().filter((e) => e.type === 'tool' && e.code === 'dida_unavailable').length}\n`);
       process.stderr.write(`[soak] ${tasks.length} tasks, ${arrivals.length} requests, busiest minute ${busiest(times, 60_000)}, busiest 5 minutes ${busiest(times, 5 * 60_000)}\n`);
     } finally {
       for (const child of children.keys()) child.kill('SIGKILL');
