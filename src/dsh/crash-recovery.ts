@@ -113,9 +113,10 @@ export class CrashRecovery {
 
   /**
    * Takes the recovery of `id` for this process: clears its marker and counts the attempt, only if the marker is
-   * still the one decided on (so two processes never both resume it). With no attempt, only clears the marker.
+   * still the one decided on (so two processes never both resume it). With no attempt, only clears the marker. With
+   * `resumeInMs`, marks the session as about to be resumed (see TurnMarker.resumeDue).
    */
-  private async take(id: string, openSince: number | undefined, attempt?: number): Promise<boolean> {
+  private async take(id: string, openSince: number | undefined, attempt?: number, resumeInMs?: number): Promise<boolean> {
     let won = false;
     const now = this.deps.clock.now();
     await this.deps.state.update((state) => {
@@ -129,6 +130,8 @@ export class CrashRecovery {
         session.autoAttempts = attempt;
         session.lastAutoAt = now;
       }
+      // Until the resumed turn opens, nobody hands the session other work (it looks idle and free meanwhile).
+      if (resumeInMs !== undefined) session.resumeDue = { pid: this.pid, until: now + resumeInMs + RESUME_PATIENCE_MS };
       session.updatedAt = now;
       won = true;
     });
@@ -140,6 +143,7 @@ export class CrashRecovery {
     // Registered before any await, so a second caller (start scan and attach at once) backs off.
     const pending = new AbortController();
     this.waits.set(id, pending);
+    let due = false;
     try {
       const state = await this.deps.state.read();
       const record = state.sessions[id] as MarkedSession | undefined;
@@ -155,18 +159,31 @@ export class CrashRecovery {
         await this.take(id, record?.turnOpenSince);
         return;
       }
-      if (!(await this.take(id, record?.turnOpenSince, decision.attempt))) return;
+      if (!(await this.take(id, record?.turnOpenSince, decision.attempt, decision.delayMs))) return;
+      due = true;
       this.deps.log(`resuming the interrupted turn of ${id} in ${Math.round(decision.delayMs / 1000)} s (attempt ${decision.attempt}/${this.deps.row.maxAutoContinue})`);
       if (!(await this.deps.clock.wait(decision.delayMs, [this.deps.lifetime, pending.signal])) || this.personWrote(id)) return;
       const agent = await this.liveAgent(id, pending.signal);
       if (!agent || !(await this.untilIdle(agent, pending.signal)) || this.personWrote(id) || personIsWaiting(agent)) return;
       this.act(agent);
+      // The resumed turn's marker replaces the mark (or it lapses): the session stays out of others' way until then.
+      due = false;
       await this.countContinuation(id);
     } catch (error) {
       this.deps.log(`could not resume the interrupted turn of ${id}: ${messageOf(error)}`);
     } finally {
       if (this.waits.get(id) === pending) this.waits.delete(id);
+      if (due) await this.dropResumeDue(id).catch((error: unknown) => this.deps.log(`could not clear the resume mark of ${id}: ${messageOf(error)}`));
     }
+  }
+
+  /** The resume this process took will not happen (a person wrote, dsh stopped, the session never came back). */
+  private async dropResumeDue(id: string): Promise<void> {
+    if (((await this.deps.state.read()).sessions[id] as MarkedSession | undefined)?.resumeDue?.pid !== this.pid) return;
+    await this.deps.state.update((state) => {
+      const session = state.sessions[id] as MarkedSession | undefined;
+      if (session?.resumeDue?.pid === this.pid) delete session.resumeDue;
+    });
   }
 
   /** A person wrote in the session since it became live here: their message wins over the recovery. */

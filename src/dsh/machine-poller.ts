@@ -16,6 +16,7 @@ import { forgetWoken, removeOffer, sharedWork, writeOffer, writeWoken, type Mark
 import { MIN_POLL_GAP_MS, pollInterval, QUIET_STEP_MS, type ListPace, type PollPace } from './poll-pace';
 import { pollNote, type PollCandidate, type Poller } from './poller';
 import { retrySettles } from './poll-upkeep';
+import { resumePending, turnPending, type TurnMarker } from './turn-markers';
 import { pluginMessage } from './ports';
 import type { StretchCounter } from './stretch-counter';
 
@@ -187,7 +188,8 @@ export class MachinePoller {
       if (!offer || this.deps.lifetime.aborted) continue;
       if (!(await removeOffer(this.deps.state, track.sessionId, offer.key))) continue;
       const work = state.works[offer.key];
-      const fits = track.agent.status === 'idle' && track.binding?.projectId === offer.projectId && !sessionPaused(state, track.sessionId) && work?.phase === 'open';
+      const resuming = resumePending(state.sessions[track.sessionId] as TurnMarker | undefined, this.deps.clock.now(), this.isAlive);
+      const fits = track.agent.status === 'idle' && !resuming && track.binding?.projectId === offer.projectId && !sessionPaused(state, track.sessionId) && work?.phase === 'open';
       const engine = await this.options.engine();
       if (!fits || !work) {
         await this.release(engine, track.sessionId, offer.key, 'its session was busy when the hand-over arrived');
@@ -226,8 +228,10 @@ export class MachinePoller {
       const record = state.sessions[track.sessionId] as MarkedRecord | undefined;
       const key = record?.currentWork;
       const work = key ? state.works[key] : undefined;
-      if (!record || !key || !work || record.pollOffer || record.turnOpenSince !== undefined) continue;
+      if (!record || !key || !work || record.pollOffer) continue;
       this.resumed.add(track.sessionId);
+      // An interrupted turn is crash recovery's to resume (or not): one wake for it, never a second from here.
+      if (turnPending(record as TurnMarker, this.deps.clock.now(), this.isAlive)) continue;
       if (!record.pollWoken?.includes(key) || record.pollWokenBy === this.pid || work.phase !== 'open' || work.waiting || isSettled(work)) continue;
       if (track.binding?.projectId !== work.projectId || sessionPaused(state, track.sessionId)) continue;
       try {
@@ -264,16 +268,17 @@ export class MachinePoller {
       const work = state.works[state.sessions[sessionId]?.currentWork ?? ''];
       return !!work && work.phase === 'open' && !work.waiting && !isSettled(work) && work.claim?.holder === `${host}#${sessionTag(sessionId)}`;
     };
+    const recovering = (record: TurnMarker | undefined) => turnPending(record, this.deps.clock.now(), this.isAlive);
     const mine = new Set(this.deps.tracker.all().map((t) => t.sessionId));
     for (const track of this.own()) {
       const record = state.sessions[track.sessionId] as MarkedRecord | undefined;
-      if (track.binding?.projectId !== projectId || track.agent.status !== 'idle' || record?.pollOffer || holdsUnfinished(track.sessionId)) continue;
+      if (track.binding?.projectId !== projectId || track.agent.status !== 'idle' || record?.pollOffer || recovering(record) || holdsUnfinished(track.sessionId)) continue;
       found.push({ sessionId: track.sessionId, binding: track.binding, track });
     }
     if (!config) return found;
     for (const [sessionId, raw] of Object.entries(state.sessions)) {
       const record = raw as MarkedRecord;
-      if (mine.has(sessionId) || !record.cwd || record.turnOpenSince !== undefined || record.pollOffer || !this.liveElsewhere(record) || holdsUnfinished(sessionId)) continue;
+      if (mine.has(sessionId) || !record.cwd || recovering(record) || record.pollOffer || !this.liveElsewhere(record) || holdsUnfinished(sessionId)) continue;
       const binding = findBinding(config, record.cwd);
       if (binding?.projectId === projectId) found.push({ sessionId, binding });
     }

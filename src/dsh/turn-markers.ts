@@ -24,6 +24,22 @@ export interface TurnMarker {
    * crash recovery judges a session that is not live yet by the same rule as continuation.
    */
   turnFacts?: { goalPhase?: string; modelTodosOpen: number };
+  /**
+   * Crash recovery took the interrupted turn and resumes it by `until` (after its backoff) in process `pid`: between the
+   * taking and the resumed turn the session is idle and holds no open turn, yet it is not free for other work.
+   */
+  resumeDue?: { pid: number; until: number };
+}
+
+/** Whether crash recovery is about to resume the session (its resume is due and the process resuming it lives). */
+export function resumePending(record: TurnMarker | undefined, now: number, isAlive: (pid: number) => boolean): boolean {
+  const due = record?.resumeDue;
+  return !!due && due.until > now && isAlive(due.pid);
+}
+
+/** Whether the session's turn is open, or was interrupted and is about to be resumed: it goes back to that turn first. */
+export function turnPending(record: TurnMarker | undefined, now: number, isAlive: (pid: number) => boolean): boolean {
+  return record?.turnOpenSince !== undefined || resumePending(record, now, isAlive);
 }
 
 /** This process's mark on the turns it opens. */
@@ -49,6 +65,7 @@ export class TurnMarkers {
       session.turnOpenSince ??= now;
       session.turnOpenPid = this.pid;
       session.turnOpenBy = this.mark;
+      delete session.resumeDue;
       session.cwd = track.cwd;
       session.updatedAt = now;
       if (facts) session.turnFacts = factsRecord(facts);

@@ -168,7 +168,7 @@ export class LoggedStateStore<T extends object> {
 
   private async load(snapshot: FileId | undefined): Promise<Loaded> {
     const text = snapshot === undefined ? undefined : await readFileIfExists(this.options.file);
-    const { data, gen } = text === undefined ? { data: this.options.empty() as Json, gen: 0 } : this.parseSnapshot(text);
+    const { data, gen, extra } = text === undefined ? { data: this.options.empty() as Json, gen: 0, extra: {} } : this.parseSnapshot(text);
     const loaded: Loaded = {
       sections: new Map(),
       sectionJson: new Map(),
@@ -178,6 +178,7 @@ export class LoggedStateStore<T extends object> {
       logIno: undefined,
       logOffset: 0,
       gen,
+      foreign: new Map(Object.entries(extra)),
     };
     for (const [name, value] of Object.entries(data)) {
       if (name in this.options.collections) {
@@ -263,7 +264,11 @@ export class LoggedStateStore<T extends object> {
     if (typeof record.c === 'string' && typeof record.k === 'string') {
       const schema = this.options.collections[record.c];
       const entries = loaded.collections.get(record.c);
-      if (!schema || !entries) throw new CorruptLogError(`unknown collection ${record.c}`);
+      if (!schema || !entries) {
+        if (record.c in this.options.sections) throw new CorruptLogError(`${record.c} is not a collection`);
+        this.keepForeignEntry(loaded, record.c, record.k, record.d === 1 ? undefined : record.v);
+        return;
+      }
       if (record.d === 1) {
         entries.delete(record.k);
         loaded.entryJson.get(record.c)?.delete(record.k);
@@ -277,7 +282,11 @@ export class LoggedStateStore<T extends object> {
     }
     if (typeof record.s === 'string') {
       const schema = this.options.sections[record.s];
-      if (!schema) throw new CorruptLogError(`unknown section ${record.s}`);
+      if (!schema) {
+        if (record.s in this.options.collections) throw new CorruptLogError(`${record.s} is not a section`);
+        loaded.foreign.set(record.s, record.v);
+        return;
+      }
       const parsed = schema.safeParse(record.v);
       if (!parsed.success) throw new CorruptLogError(`${record.s}: ${describeIssues(parsed.error.issues)}`);
       loaded.sections.set(record.s, parsed.data);
@@ -287,11 +296,20 @@ export class LoggedStateStore<T extends object> {
     throw new CorruptLogError('a line names neither an entry nor a section');
   }
 
-  private parseSnapshot(text: string): { data: Json; gen: number } {
+  /** An entry of a collection a later version added: kept as written (`undefined` deletes it). */
+  private keepForeignEntry(loaded: Loaded, collection: string, key: string, value: unknown): void {
+    const held = loaded.foreign.get(collection);
+    const entries: Json = typeof held === 'object' && held !== null && !Array.isArray(held) ? (held as Json) : {};
+    if (value === undefined) delete entries[key];
+    else entries[key] = value;
+    loaded.foreign.set(collection, entries);
+  }
+
+  private parseSnapshot(text: string): { data: Json; gen: number; extra: Json } {
     const parsed = parseVersioned(text, this.options, ['logGen']);
     if (!parsed.ok) throw new CorruptSnapshot(parsed.problem);
     const gen = parsed.meta.logGen;
-    return { data: parsed.value as Json, gen: typeof gen === 'number' ? gen : 0 };
+    return { data: parsed.value as Json, gen: typeof gen === 'number' ? gen : 0, extra: parsed.extra };
   }
 
   // ---- writing ---------------------------------------------------------------------------------------------------
@@ -318,6 +336,7 @@ export class LoggedStateStore<T extends object> {
   private async compact(loaded: Loaded, lock: LockContext): Promise<void> {
     const gen = loaded.gen + 1;
     const data: Json = { version: this.options.version, logGen: gen };
+    for (const [name, value] of loaded.foreign) data[name] = value;
     for (const [name, value] of loaded.sections) data[name] = value;
     for (const [name, entries] of loaded.collections) data[name] = Object.fromEntries(entries);
     await writeFileAtomic(this.options.file, `${JSON.stringify(data)}\n`, {

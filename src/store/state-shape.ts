@@ -24,6 +24,11 @@ interface Loaded {
   /** Bytes of the log folded in (up to the last complete line). */
   logOffset: number;
   gen: number;
+  /**
+   * Sections and collections this version does not know (a later dida-todo wrote them): never shown to an update, kept
+   * as they are, and written back into each new snapshot — so a mix of versions on one machine loses nothing.
+   */
+  foreign: Map<string, unknown>;
 }
 
 /** What a state's shape is checked against (the store's options). */

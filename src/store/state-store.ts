@@ -83,7 +83,7 @@ export function parseVersioned<T>(
   text: string,
   spec: VersionedFile<T>,
   meta: readonly string[] = [],
-): { ok: true; value: T; meta: Record<string, unknown> } | { ok: false; problem: string } {
+): { ok: true; value: T; meta: Record<string, unknown>; extra: Record<string, unknown> } | { ok: false; problem: string } {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
@@ -116,7 +116,11 @@ export function parseVersioned<T>(
   }
   const result = spec.schema.safeParse(candidate, { reportInput: true });
   if (!result.success) return { ok: false, problem: describeIssues(result.error.issues) };
-  return { ok: true, value: result.data, meta: kept };
+  // Keys of this version's file the schema does not know (a later dida-todo of the same version added them): kept aside.
+  const extra: Record<string, unknown> = {};
+  const known = result.data as Record<string, unknown>;
+  if (fileVersion === spec.version && typeof known === 'object' && known !== null) for (const [key, value] of Object.entries(rest)) if (!(key in known)) extra[key] = value;
+  return { ok: true, value: result.data, meta: kept, extra };
 }
 
 type Parsed<T> = { kind: 'missing' } | { kind: 'ok'; value: T } | { kind: 'corrupt'; problem: string; raw: string };

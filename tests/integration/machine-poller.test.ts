@@ -232,6 +232,83 @@ describe('one poller per machine and list', () => {
     expect(sb.woken).toHaveLength(1);
   });
 
+  it('a session crash recovery resumes is woken once, by recovery: not again for its handed Work, nor handed another', async () => {
+    const a = w.process(101);
+    const b = w.process(102);
+    await a.session('session-aaaa1111', '/code/app', 'running');
+    await a.tick();
+    await b.session('session-bbbb2222', '/code/app');
+    await b.tick();
+    const t1 = task('做到一半');
+    await a.advance(20_000);
+    await a.tick();
+    await b.tick();
+    // The session's turn on t1 is open (as TurnMarkers writes it) when B is killed; dsh restarts it as process 103.
+    await b.deps.state.update((s) => {
+      Object.assign(s.sessions['session-bbbb2222']!, { turnOpenSince: Date.now(), turnOpenPid: 102, turnOpenBy: 'b', updatedAt: Date.now() });
+    });
+    b.close();
+    w.alive.delete(102);
+    const c = w.process(103);
+    const again = await c.session('session-bbbb2222', '/code/app');
+    await c.tick();
+    expect(again.woken).toHaveLength(0);
+    // Crash recovery takes the turn (clears its marker, marks the resume due) and waits its backoff: no wake from here.
+    await c.deps.state.update((s) => {
+      const record = s.sessions['session-bbbb2222'] as Record<string, unknown>;
+      delete record.turnOpenSince;
+      record.resumeDue = { pid: 103, until: a.clock.now() + 90_000 }; // the leader's clock reads it
+      record.updatedAt = Date.now();
+    });
+    await c.advance(1_000);
+    await c.tick();
+    expect(again.woken).toHaveLength(0);
+    expect(c.logs.join('\n')).not.toContain('woken again');
+    // Its Work ended meanwhile (accepted before the kill): a new task is not handed to it while it is due…
+    await c.deps.state.update((s) => {
+      Object.assign(s.works[t1.id]!, { phase: 'closed' });
+    });
+    const t2 = task('新来的');
+    for (let round = 0; round < 3; round++) {
+      await a.advance(20_000);
+      await a.tick();
+      await c.advance(1_000);
+      await c.tick();
+    }
+    expect(again.woken).toHaveLength(0);
+    expect(claimsOf(t2.id)).toHaveLength(0);
+    // …and once the resume has lapsed (control: the same session is free), it is.
+    // (Each process of this world has its own clock: both are moved past the mark.)
+    await a.advance(60_000);
+    await c.advance(150_000);
+    await a.tick();
+    await c.tick();
+    expect(again.woken).toHaveLength(1);
+    expect(again.woken[0]!.content[0]!.text).toContain('新来的');
+    expect((await marks('session-bbbb2222'))?.currentWork).toBe(t2.id);
+  });
+
+  it('a session of the leader’s own process with an interrupted turn is not handed new work until it is resumed', async () => {
+    const a = w.process(101);
+    const sa = await a.session('session-aaaa1111', '/code/app');
+    await a.deps.state.update((s) => {
+      Object.assign(s.sessions['session-aaaa1111']!, { resumeDue: { pid: 101, until: a.clock.now() + 30_000 }, updatedAt: Date.now() });
+    });
+    const t1 = task('等它回来');
+    await a.tick();
+    await a.advance(20_000);
+    await a.tick();
+    expect(sa.woken).toHaveLength(0);
+    // The resumed turn opened and closed (its marker replaced the mark): now it is free.
+    await a.deps.state.update((s) => {
+      delete (s.sessions['session-aaaa1111'] as Record<string, unknown>).resumeDue;
+    });
+    await a.advance(20_000);
+    await a.tick();
+    expect(sa.woken).toHaveLength(1);
+    expect(claimsOf(t1.id).map((x) => x.session)).toEqual(['aaaa1111']);
+  });
+
   it('when the leader stops, another process leads within seconds and polls', async () => {
     const a = w.process(101);
     const b = w.process(102);

@@ -82,7 +82,10 @@ describe('soak: the machine poller under the rate limit, with its leader killed 
         const record = { slot, events: [] as Array<Record<string, any>>, stderr: '', exited: false };
         children.set(child, record);
         child.once('exit', () => (record.exited = true));
-        readJsonLines(child.stdout, (event) => record.events.push(event));
+        readJsonLines(child.stdout, (event) => {
+          record.events.push(event);
+          if (logDir) void appendFile(path.join(logDir, `slot-${slot}-${child.pid}.events`), `${JSON.stringify(event)}\n`);
+        });
         child.stderr?.on('data', (chunk: Buffer) => {
           record.stderr = (record.stderr + chunk.toString()).slice(-20_000);
           if (logDir) void appendFile(path.join(logDir, `slot-${slot}-${child.pid}.log`), chunk);

@@ -125,6 +125,44 @@ describe('resume at dsh start', () => {
     expect(t.resume).toHaveBeenCalledTimes(1);
   });
 
+  it('between the take and the resumed turn the session is marked as about to be resumed; the resumed turn replaces the mark', async () => {
+    const t = setup();
+    const due = () => (t.state.value.sessions['session-old'] as { resumeDue?: { pid: number; until: number } }).resumeDue;
+    const scan = t.recovery.scanAtStart();
+    await flush();
+    // The backoff (5 s) plus the patience for the agent (30 s), by this process.
+    expect(due()).toEqual({ pid: 1, until: t.clock.now() + 5_000 + 30_000 });
+    await t.clock.advance(5_000);
+    await scan;
+    expect(t.agents.get('session-old')!.followup).toHaveBeenCalledTimes(1);
+    // Sent: the mark stays until the resumed turn's marker replaces it.
+    expect(due()).toBeDefined();
+    await new TurnMarkers(t.deps, 1, 'here').markOpen(t.deps.tracker.add(t.agents.get('session-old')!));
+    expect(due()).toBeUndefined();
+    expect(marker(t)).toBeDefined();
+  });
+
+  it('a resume that does not happen (the person wrote first) drops its mark at once', async () => {
+    const t = setup();
+    const scan = t.recovery.scanAtStart();
+    await flush();
+    expect((t.state.value.sessions['session-old'] as { resumeDue?: unknown }).resumeDue).toBeDefined();
+    const agent = fakeAgent('session-old', { cwd: CWD });
+    t.agents.set('session-old', agent);
+    t.deps.tracker.add(agent).humanAt = t.clock.now();
+    t.recovery.onHumanMessage('session-old');
+    await scan;
+    expect(agent.followup).not.toHaveBeenCalled();
+    expect((t.state.value.sessions['session-old'] as { resumeDue?: unknown }).resumeDue).toBeUndefined();
+  });
+
+  it('a skipped recovery marks no resume', async () => {
+    const skipped = setup({ state: crashed({ autoAttempts: 3 }) });
+    await skipped.recovery.scanAtStart();
+    expect(marker(skipped)).toBeUndefined();
+    expect((skipped.state.value.sessions['session-old'] as { resumeDue?: unknown }).resumeDue).toBeUndefined();
+  });
+
   it('the backoff follows the attempts already made in the stretch', async () => {
     const t = setup({ state: crashed({ autoAttempts: 1 }) });
     const scan = t.recovery.scanAtStart();
@@ -373,6 +411,8 @@ describe('headless take-over', () => {
     expect(note).toContain('Work w1');
     expect(marker(t)).toBeUndefined();
     expect(t.state.value.sessions['session-old']!.autoAttempts).toBe(1);
+    // The old session is not resumed (the new one took its Work): no resume is marked for it.
+    expect((t.state.value.sessions['session-old'] as { resumeDue?: unknown }).resumeDue).toBeUndefined();
     expect(t.logs).toContain('took over the interrupted Work of session-old');
     // A second new session finds nothing left to take over.
     const again = t.deps.tracker.add(fakeAgent('session-3', { cwd: CWD }));

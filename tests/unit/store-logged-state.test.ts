@@ -151,6 +151,62 @@ describe('LoggedStateStore', () => {
     expect(again.meta).toEqual({ a: 'b' });
   });
 
+  it('a later version’s own sections and collections are kept by an older one: read past, written back, never called damage', async () => {
+    // The later version: one more section and one more collection, same state version.
+    const Later = z.object({ ...Schema.shape, extra: z._default(z.string(), ''), tags: z._default(z.record(z.string(), z.number()), {}) });
+    const later = () =>
+      new LoggedStateStore<z.output<typeof Later>>({
+        file,
+        lockDir: path.join(dir, 'locks'),
+        schema: Later,
+        collections: { items: Item, tags: z.number() },
+        sections: { ...sections, extra: z._default(z.string(), '') },
+        version: 2,
+        empty: () => ({ items: {}, meta: {}, list: [], extra: '', tags: {} }),
+        onCorrupt: (info) => corrupt.push(info),
+        lockOptions: { staleMs: 2000 },
+        compactAtBytes: 200,
+      });
+    const newer = later();
+    await newer.update((state) => {
+      state.extra = 'in the snapshot';
+      state.tags.a = 1;
+      state.items.k1 = { n: 1, note: 'x'.repeat(300) };
+    });
+    // Now in the log only: a section line and collection lines the older version does not know.
+    await newer.update((state) => {
+      state.extra = 'in the log';
+      state.tags.b = 2;
+      delete state.tags.a;
+    });
+    expect((await logLines()).some((line) => line.includes('"s":"extra"'))).toBe(true);
+    const older = store(200);
+    const read = await older.read();
+    expect(corrupt).toEqual([]);
+    expect(read.items.k1?.n).toBe(1);
+    expect(read).not.toHaveProperty('extra');
+    // The older version writes, and folds the log into a new snapshot (it is over 200 bytes): the later data goes along.
+    await older.update((state) => {
+      state.items.k2 = { n: 2, note: 'y'.repeat(300) };
+    });
+    expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({ extra: 'in the log', tags: { b: 2 } });
+    const back = await later().read();
+    expect(corrupt).toEqual([]);
+    expect(back.extra).toBe('in the log');
+    expect(back.tags).toEqual({ b: 2 });
+    expect(back.items.k2?.n).toBe(2);
+  });
+
+  it('a log line that uses a known name the wrong way (a section as a collection) is still damage', async () => {
+    await store().update((state) => {
+      state.list = [1];
+    });
+    await appendFile(`${file}.log`, `${JSON.stringify({ c: 'meta', k: 'x', v: 'y' })}\n`);
+    await store().read();
+    expect(corrupt).toHaveLength(1);
+    expect(corrupt[0]!.problem).toContain('meta is not a collection');
+  });
+
   it('refuses an invalid change and leaves the files as they were', async () => {
     const s = store();
     await s.update((state) => void (state.items.a = { n: 1, note: '' }));
