@@ -64,6 +64,27 @@ describe('a 429 in each path', () => {
     expect(h.sim.getTask(key)?.items?.[0]?.status).toBe(1);
   });
 
+  it('tool call: a step added while Dida pauses, called again as told, is added once and written by the second call', async () => {
+    await call('todo', { action: 'create', work_title: '两次', steps: [{ title: '准备' }] });
+    await claimsPosted();
+    h.sim.injectFault({ route: 'POST /task/{tid}', kind: 'status', status: 429, retryAfter: 40 });
+    const add = { action: 'create', steps: [{ title: '再来一步', status: 'in_progress' }] };
+    const refused = await call('todo', add);
+    expect(refused.code).toBe('dida_unavailable');
+    const key = (await h.state()).sessions[SESSION]!.currentWork!;
+    // Recorded, not yet in Dida.
+    expect((await h.state()).works[key]!.steps.map((step) => step.title)).toEqual(['准备', '再来一步']);
+    expect(h.sim.getTask(key)?.items?.map((item) => item.title)).toEqual(['准备']);
+    await shortenPause();
+    const writes = h.sim.counters()['POST /task/{tid}'] ?? 0;
+    // The model calls again with the same arguments, as the result told it to: not a duplicate, and it writes the step.
+    const again = await call('todo', add);
+    expect(again.code).toBe('ok');
+    expect(h.sim.counters()['POST /task/{tid}']).toBe(writes + 1);
+    expect(h.sim.getTask(key)?.items?.map((item) => item.title)).toEqual(['准备', '再来一步']);
+    expect((await h.state()).works[key]!.steps.filter((step) => step.title === '再来一步')).toHaveLength(1);
+  });
+
   it('tool call: a read answered 429 without Retry-After waits out the short backoff and succeeds', async () => {
     await call('todo', { action: 'create', work_title: '看看', steps: [{ title: '一步' }] });
     await claimsPosted();

@@ -154,10 +154,22 @@ describe('applyStepChanges', () => {
   });
 
   it.each([
-    ['an existing title', 'done step'],
-    ['a title equal after sanitizing', 'agent\uFEFF step'],
-  ])('refuses to add a step with %s', (_name, title) => {
-    rejects(sample(), [{ op: 'add', title }], 'duplicate_step');
+    ['an existing title', 'done step', undefined],
+    ['a title equal after sanitizing, another status', 'agent\uFEFF step', 'in_progress' as const],
+    ['the title of a human step, the same status', 'human step', undefined],
+  ])('refuses to add a step with %s', (_name, title, status) => {
+    rejects(sample(), [{ op: 'add', title, ...(status ? { status } : {}) }], 'duplicate_step');
+  });
+
+  it('adding an agent step that is there already with the status asked for (a call made again) changes nothing', () => {
+    const w = sample();
+    const before = structuredClone(w);
+    expect(apply(w, [{ op: 'add', title: 'agent\uFEFF step' }])).toEqual([]);
+    expect(w).toEqual(before);
+    // With a new step beside it in the same call, only the new one is added.
+    const transitions = apply(w, [{ op: 'add', title: 'agent step', status: 'pending' }, { op: 'add', title: 'fresh', status: 'in_progress' }]);
+    expect(transitions.map((t) => t.step.title)).toEqual(['fresh']);
+    expect(w.steps.filter((s) => s.title === 'agent step')).toHaveLength(1);
   });
 
   it('refuses two new steps with the same title in one call', () => {

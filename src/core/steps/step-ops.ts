@@ -62,7 +62,8 @@ function cleanResolution(text: string | undefined): string | undefined {
 /**
  * Applies `changes` to the Work's record in memory (no I/O). Validates everything first: on any invalid change
  * nothing is applied. Rules: completed/skipped are terminal (only an agent step may still be deleted); completing
- * needs a resolution and skipping a reason; human steps may only change status; titles are unique among visible steps.
+ * needs a resolution and skipping a reason; human steps may only change status; titles are unique among visible steps
+ * (adding an agent step that is there already with the status asked for changes nothing, like a repeated update).
  */
 export function applyStepChanges(work: WorkRecord, changes: readonly StepChange[], now: number, newId: () => string): StepChangeResult['transitions'] {
   const draft = structuredClone(work);
@@ -73,6 +74,9 @@ export function applyStepChanges(work: WorkRecord, changes: readonly StepChange[
       if (visibleSteps(draft).some((s) => s.title === title)) {
         const existing = visibleSteps(draft).find((s) => s.title === title) as StepRecord;
         const sameCall = draft.steps.indexOf(existing) >= work.steps.length;
+        // The agent's own step exactly as asked, from an earlier call (one the model was told to call again after Dida's
+        // rate limit, whose change was recorded): nothing to add; the write below carries what Dida does not show yet.
+        if (!sameCall && existing.origin === 'agent' && existing.status === (change.status ?? 'pending')) continue;
         throw new WorkError(
           'duplicate_step',
           sameCall
