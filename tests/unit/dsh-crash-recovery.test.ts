@@ -5,7 +5,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { RECOVERY_MESSAGE } from '../../src/core/continuation/continuation-policy';
 import { emptyEngineState, type EngineState } from '../../src/core/work/work-state';
 import { CrashRecovery, processAlive } from '../../src/dsh/crash-recovery';
-import { TurnMarkers } from '../../src/dsh/turn-markers';
+import { resumePending, turnPending, TurnMarkers } from '../../src/dsh/turn-markers';
 import { bound, createHarness, fakeAgent, flush, work, type FakeAgent, type HarnessOptions } from '../helpers/dsh-fakes';
 
 const CWD = '/work/project';
@@ -140,6 +140,18 @@ describe('resume at dsh start', () => {
     await new TurnMarkers(t.deps, 1, 'here').markOpen(t.deps.tracker.add(t.agents.get('session-old')!));
     expect(due()).toBeUndefined();
     expect(marker(t)).toBeDefined();
+  });
+
+  it('a resume mark counts while it is due and its process lives; an open turn counts as pending too', () => {
+    const alive = (pid: number) => pid === 7;
+    expect(resumePending({ resumeDue: { pid: 7, until: 100 } }, 99, alive)).toBe(true);
+    expect(resumePending({ resumeDue: { pid: 7, until: 100 } }, 100, alive)).toBe(false);
+    expect(resumePending({ resumeDue: { pid: 8, until: 100 } }, 99, alive)).toBe(false);
+    expect(resumePending({}, 99, alive)).toBe(false);
+    expect(resumePending(undefined, 99, alive)).toBe(false);
+    expect(turnPending({ turnOpenSince: 0 }, 99, alive)).toBe(true);
+    expect(turnPending({ resumeDue: { pid: 7, until: 100 } }, 99, alive)).toBe(true);
+    expect(turnPending({ resumeDue: { pid: 8, until: 100 } }, 99, alive)).toBe(false);
   });
 
   it('a resume that does not happen (the person wrote first) drops its mark at once', async () => {
