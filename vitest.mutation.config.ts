@@ -27,6 +27,7 @@ export default defineConfig({
       'tests/integration/work-usage.test.ts',
       'tests/integration/comment-looks.test.ts',
       'tests/integration/machine-poller.test.ts',
+      'tests/integration/machine-poller-upkeep.test.ts',
     ],
     exclude: ['tests/unit/bundle-shape.test.ts', 'tests/unit/bench-stats.test.ts', 'node_modules/**'],
     testTimeout: 20_000,

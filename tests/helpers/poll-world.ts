@@ -91,7 +91,7 @@ export interface PollWorld {
   list: { id: string };
   config: ConfigPort & { value: DidaTodoConfig };
   alive: Set<number>;
-  process(pid: number, pace?: Partial<PollPace>): PollProcess;
+  process(pid: number, pace?: Partial<PollPace>, options?: ProcessOptions): PollProcess;
   state(): Promise<EngineState>;
   /** Moves every open process's clock on by `ms` and gives each one look, `times` over. */
   rounds(times: number, ms?: number): Promise<void>;
@@ -101,6 +101,14 @@ export interface PollWorld {
 }
 
 export const ACCOUNT = 'acct';
+
+/** What a test may put in place of a process's defaults. */
+export interface ProcessOptions {
+  /** The Dida account (default: always ACCOUNT). */
+  account?: () => Promise<string>;
+  /** Runs when an answer waits for one of the process's sessions, and after each list read. */
+  afterRead?: () => Promise<void>;
+}
 
 export async function startPollWorld(): Promise<PollWorld> {
   const sim = await startSimulator();
@@ -118,7 +126,7 @@ export async function startPollWorld(): Promise<PollWorld> {
   const processes: PollProcess[] = [];
   const reader = openEngineStore({ stateFile, lockDir });
 
-  function process(pid: number, pace: Partial<PollPace> = {}): PollProcess {
+  function process(pid: number, pace: Partial<PollPace> = {}, options: ProcessOptions = {}): PollProcess {
     alive.add(pid);
     const { state, locks } = openEngineStore({ stateFile, lockDir });
     const gateway = createHttpGateway({ token: sim.token, baseUrl: sim.baseUrl, timeoutMs: 5000, retry: { retries: 0 } });
@@ -144,8 +152,16 @@ export async function startPollWorld(): Promise<PollWorld> {
       newId: () => `m${pid}-${++ids}`,
     };
     const counter = new StretchCounter(deps);
-    const poller = new Poller(deps, counter);
-    const machine = new MachinePoller(deps, poller, counter, { lockDir, account: async () => ACCOUNT, engine: async () => engine, pid, isAlive: (p) => alive.has(p), tickMs: 1_000 });
+    const poller = new Poller(deps, counter, options.afterRead);
+    const machine = new MachinePoller(deps, poller, counter, {
+      lockDir,
+      account: options.account ?? (async () => ACCOUNT),
+      engine: async () => engine,
+      pid,
+      isAlive: (p) => alive.has(p),
+      tickMs: 1_000,
+      ...(options.afterRead ? { afterRead: options.afterRead } : {}),
+    });
     machine.start({ baseMs: pace.baseMs ?? 20_000, ceilingMs: pace.ceilingMs ?? 10 * 60_000 });
     const proc: PollProcess = {
       pid,
