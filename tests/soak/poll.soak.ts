@@ -1,8 +1,9 @@
-// Soak of the machine's polling (npm run soak:poll, ~20 minutes; not part of npm test): 8 sessions in 4 real processes
+// Soak of the machine's polling (npm run soak:poll, ~30 minutes; not part of npm test): 8 sessions in 4 real processes
 // over 2 lists, polling on, 50 tasks written at random moments, the simulator's rate-limit variant (100 a minute, 300 in
 // five, per token), and the process polling the first list SIGKILLed twice (restarted each time, as dsh would be).
 // Afterwards: every task was done exactly once, no 60 seconds (nor five minutes) carried more requests than the
-// machine's budget, Dida never had to answer 429, and no progress comment or write was left behind.
+// machine's budget, Dida never had to answer 429, and no progress comment or write was left behind (what waits for the
+// budget when the last task is sent for review must be sent within DIDA_TODO_SOAK_DRAIN_MS, 5 minutes).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -24,6 +25,8 @@ const TASKS = Number(process.env.DIDA_TODO_SOAK_TASKS ?? 50);
 const SPREAD_MS = Number(process.env.DIDA_TODO_SOAK_SPREAD_MS ?? 12 * 60_000);
 /** After the last task, how long everything may take to be done. */
 const FINISH_MS = Number(process.env.DIDA_TODO_SOAK_FINISH_MS ?? 20 * 60_000);
+/** After every task was sent for review, how long the comments and writes still waiting for the budget may take. */
+const DRAIN_MS = Number(process.env.DIDA_TODO_SOAK_DRAIN_MS ?? 5 * 60_000);
 
 const children = new Map<ChildProcess, { slot: number; events: Array<Record<string, any>>; stderr: string; exited: boolean }>();
 afterAll(() => {
@@ -130,7 +133,18 @@ describe('soak: the machine poller under the rate limit, with its leader killed 
         if (tasks.every((t) => sim.getTask(t.id)?.status === 2 || sim.listTasks(t.listId).some((x) => x.title === `🧑‍🔬 待验收：${sim.getTask(t.id)?.title}`))) break;
         await sleep(2_000);
       }
+      // Then everything still owed to Dida (progress comments waiting in the outbox behind the budget, a pending write)
+      // must go out: nothing lost means sent, within a bounded time once the tasks stop coming.
+      const reviewedAt = Date.now();
+      const store = openEngineStore({ stateFile: path.join(dir, 'state', 'dida-todo', 'state.json'), lockDir: path.join(dir, 'state', 'dida-todo', 'locks') });
+      const owed = async () => {
+        const now = await store.state.read();
+        return now.outbox.length + Object.values(now.works).filter((w) => hasPendingWrite(w)).length;
+      };
+      const drainBy = Date.now() + DRAIN_MS;
+      while (Date.now() < drainBy && (await owed()) > 0) await sleep(2_000);
       await sleep(10_000);
+      process.stderr.write(`[soak] owed to Dida after the last review: drained in ${Math.round((Date.now() - reviewedAt) / 1000)} s (10 s of it a fixed wait)\n`);
       // What the requests were spent on: per route, and per minute since the first task could be written.
       const perRoute = new Map<string, number>();
       for (const r of routes) perRoute.set(r.route, (perRoute.get(r.route) ?? 0) + 1);
@@ -167,8 +181,7 @@ describe('soak: the machine poller under the rate limit, with its leader killed 
       expect(busiest(times, 5 * 60_000)).toBeLessThanOrEqual(DEFAULT_BUDGET.perFiveMinutes);
       expect(sim.rateLimitRefusals()).toBe(0);
       // Nothing lost: no progress comment waits, no write is pending, no tool call failed.
-      const { state } = openEngineStore({ stateFile: path.join(dir, 'state', 'dida-todo', 'state.json'), lockDir: path.join(dir, 'state', 'dida-todo', 'locks') });
-      const final = await state.read();
+      const final = await store.state.read();
       expect(final.outbox).toEqual([]);
       expect(Object.values(final.works).filter((w) => hasPendingWrite(w)).map((w) => w.title)).toEqual([]);
       expect(all().filter((e) => e.type === 'failed')).toEqual([]);
