@@ -148,6 +148,60 @@ describe('Poller', () => {
     for (const agent of busy.agents) expect(agent.followup).not.toHaveBeenCalled();
   });
 
+  it('a session holding a recorded claim on a lower-ranked Work is given that one first', async () => {
+    const t = setup(['w1', 'w2'], ['session-s1']);
+    t.state.value.works.w2 = work('w2', [], { claim: { holder: 'host#s1', at: 0 } });
+    await t.poller.poll();
+    expect(t.calls.filter((c) => c.startsWith('claim'))).toEqual(['claim session-s1 w2']);
+  });
+
+  it('called with sessions directly: one busy or paused is not claimed for, one of another process only with a hand-over', async () => {
+    const t = setup(['w1'], ['s1', 's2']);
+    const binding = { cwd: '/p', projectId: 'list-1' };
+    t.agents[0]!.status = 'running';
+    // s2's current Work is one the person paused from Dida.
+    t.state.value.sessions.s2 = { touched: ['p1'], currentWork: 'p1', autoAttempts: 0, updatedAt: 0 };
+    t.state.value.works.p1 = work('p1', ['pending'], { waiting: { reason: 'r', previousPriority: 3, applied: true, since: 0, pausedBy: 'priority' } });
+    await t.poller.pollList('list-1', [
+      { sessionId: 's1', binding, track: t.deps.tracker.get('s1')! },
+      { sessionId: 's2', binding, track: t.deps.tracker.get('s2')! },
+      // A session of another process, but no way to hand it over: nothing is claimed for it.
+      { sessionId: 's3', binding },
+    ]);
+    expect(t.list.engine.claimNext).not.toHaveBeenCalled();
+    // With a hand-over it is claimed for (not made current here) and handed over.
+    const handed: string[] = [];
+    const outcome = await t.poller.pollList('list-1', [{ sessionId: 's3', binding }], { handOff: async (id, w) => void handed.push(`${id} ${w.taskId}`) });
+    expect(handed).toEqual(['s3 w1']);
+    expect(outcome.handed).toEqual(['w1']);
+    expect(t.list.engine.claimNext.mock.calls[0]![4]).toEqual({ makeCurrent: false });
+  });
+
+  it('the outcome fingerprints the list as read: ids with their etag or modified time', async () => {
+    const t = setup(['w1']);
+    const queue = { ...queueOf([]), report: { tasks: [{ id: 'a', etag: 'e1', modifiedTime: 'm0' }, { id: 'b', modifiedTime: 'm1' }, { id: 'c' }] } };
+    t.list.engine.queue.mockImplementation(async () => queue);
+    const outcome = await t.poller.pollList('list-1', []);
+    expect(outcome).toEqual({ fingerprint: 'a:e1,b:m1,c:', handed: [] });
+  });
+
+  it('a Work that left the queue and came back is offered again (what was offered is kept only while it is listed)', async () => {
+    const t = setup(['w1']);
+    t.list.engine.claimNext.mockImplementation(async (_s: string, _p: string, known?: { ranked: Array<{ candidate: { taskId: string } }> }) => {
+      const first = known?.ranked[0]?.candidate.taskId;
+      return first ? (work(first, ['pending']) as WorkRecord) : undefined;
+    });
+    await t.poller.poll();
+    expect(t.agents[0]!.followup).toHaveBeenCalledTimes(1);
+    await t.poller.poll();
+    expect(t.agents[0]!.followup).toHaveBeenCalledTimes(1);
+    t.list.keys.splice(0);
+    await t.poller.poll();
+    t.list.keys.push('w1');
+    await t.poller.poll();
+    expect(t.agents[0]!.followup).toHaveBeenCalledTimes(2);
+  });
+
   it('a session that started running between the claim and the wake keeps its claim and is not woken', async () => {
     const t = setup(['w1']);
     t.list.engine.claimNext.mockImplementation(async () => {
