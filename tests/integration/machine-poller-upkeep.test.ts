@@ -275,6 +275,79 @@ describe('who is an idle session of the machine', () => {
   });
 });
 
+describe('waking a session for what it was handed', () => {
+  it('a hand-over taken starts a new stretch: the continuation count goes back to 0', async () => {
+    const a = w.process(101);
+    const b = w.process(102);
+    await a.session('session-aaaa1111', '/code/app', 'running');
+    await a.tick();
+    await b.session('session-bbbb2222', '/code/app');
+    await b.tick();
+    await edit(b, 'session-bbbb2222', { autoAttempts: 2 } as Partial<Record>);
+    task('新一轮');
+    await a.advance(20_000);
+    await a.tick();
+    await b.tick();
+    expect(b.agents.get('session-bbbb2222')!.woken).toHaveLength(1);
+    expect(((await marks('session-bbbb2222')) as { autoAttempts?: number }).autoAttempts).toBe(0);
+    expect((await marks('session-bbbb2222'))?.pollWokenBy).toBe(102);
+  });
+
+  it('after a restart a handed Work is not woken for again when it waits for the person, is paused, or was woken here', async () => {
+    for (const variant of ['waiting', 'paused', 'same process'] as const) {
+      const { b, t } = await handedToB(`重启 ${variant}`);
+      if (variant === 'waiting') await b.engine.waitForHuman('session-bbbb2222', '需要你确认');
+      if (variant === 'paused') {
+        await b.deps.state.update((s) => {
+          s.works[t.id]!.waiting = { reason: 'r', previousPriority: 3, applied: true, since: Date.now(), pausedBy: 'priority' };
+        });
+      }
+      b.close();
+      w.alive.delete(102);
+      // The restarted process has the old pid for 'same process' (its record says it woke the session itself).
+      const pid = variant === 'same process' ? 102 : 103;
+      const c = w.process(pid);
+      const again = await c.session('session-bbbb2222', '/code/app');
+      await c.tick();
+      expect(again.woken, variant).toHaveLength(0);
+      await w.close();
+      w = await startPollWorld();
+      w.config.value = { ...w.config.value, bindings: [{ cwd: '/code/app', projectId: w.list.id }] };
+    }
+  });
+
+  it('after a restart a session busy at first is woken for its handed Work once it is idle', async () => {
+    const { b, t } = await handedToB('等它空下来');
+    b.close();
+    w.alive.delete(102);
+    const c = w.process(103);
+    const again = await c.session('session-bbbb2222', '/code/app', 'running');
+    await c.tick();
+    expect(again.woken).toHaveLength(0);
+    again.status = 'idle';
+    await c.advance(1_000);
+    await c.tick();
+    expect(again.woken).toHaveLength(1);
+    expect(again.woken[0]!.content[0]!.text).toContain('等它空下来');
+    expect((await marks('session-bbbb2222'))?.currentWork).toBe(t.id);
+  });
+
+  it('a session of another process bound to another list is not offered this list’s work', async () => {
+    w.config.value = { ...w.config.value, bindings: [{ cwd: '/code/app', projectId: w.list.id }, { cwd: '/code/other', projectId: 'list-other' }] };
+    const a = w.process(101);
+    await a.session('session-aaaa1111', '/code/app', 'running');
+    await a.tick();
+    const b = w.process(102);
+    await b.session('session-bbbb2222', '/code/other');
+    await b.tick();
+    const t = task('不归它');
+    await a.advance(20_000);
+    await a.tick();
+    expect(claimsOf(t.id)).toHaveLength(0);
+    expect((await marks('session-bbbb2222'))?.pollOffer).toBeUndefined();
+  });
+});
+
 describe('lists, the account and answers', () => {
   it('a process resigns a list none of its sessions is bound to any more, and another process leads it', async () => {
     const a = w.process(101);
