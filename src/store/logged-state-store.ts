@@ -30,8 +30,6 @@ export interface LoggedStateStoreOptions<T extends object> {
   compactAtBytes?: number;
 }
 
-
-
 /** Thrown when the state lock was lost while this process was paused: nothing was written; the update is redone. */
 class StateLockLostError extends Error {
   constructor(file: string) {
