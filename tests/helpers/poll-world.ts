@@ -6,13 +6,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { ConfigPort } from '../../src/core/queue/bindings';
+import { parseClaim, parseClaimEnd } from '../../src/core/queue/claims';
 import { getLocale } from '../../src/core/text/locale';
 import { WorkEngine } from '../../src/core/engine/work-engine';
 import type { EngineState } from '../../src/core/work/work-state';
 import { createHttpGateway } from '../../src/dida/http-gateway';
 import type { AdapterDeps, EnginePort } from '../../src/dsh/adapter-deps';
 import { AgentTracker, type AgentTrack } from '../../src/dsh/agent-tracker';
-import { MachinePoller, type PollPace } from '../../src/dsh/machine-poller';
+import { MachinePoller, type PollMarks, type PollPace } from '../../src/dsh/machine-poller';
 import { Poller } from '../../src/dsh/poller';
 import { StretchCounter } from '../../src/dsh/stretch-counter';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
@@ -97,8 +98,18 @@ export interface PollWorld {
   rounds(times: number, ms?: number): Promise<void>;
   /** Data reads of the list the simulator answered (each poll reads it once when nothing else changed). */
   reads(): number;
+  /** The claims and the claim ends posted on a task, oldest first. */
+  claimsOf(taskId: string): Array<NonNullable<ReturnType<typeof parseClaim>>>;
+  releasesOf(taskId: string): Array<{ id: string; title: string }>;
+  /** A task the person writes into the list at priority 3 (medium). */
+  task(title: string, tags?: string[]): { id: string };
+  /** The poll marks the shared state file holds for a session. */
+  marks(sessionId: string): Promise<SessionMarks | undefined>;
   close(): Promise<void>;
 }
+
+/** What a session record holds that the machine poller's tests look at. */
+export type SessionMarks = PollMarks & { currentWork?: string; livePid?: number; turnOpenSince?: number };
 
 export const ACCOUNT = 'acct';
 
@@ -110,13 +121,15 @@ export interface ProcessOptions {
   afterRead?: () => Promise<void>;
 }
 
-export async function startPollWorld(): Promise<PollWorld> {
+/** Bound: the list is bound to that directory in config.yaml from the start. */
+export async function startPollWorld(options: { bound?: string } = {}): Promise<PollWorld> {
   const sim = await startSimulator();
   const dir = await mkdtemp(path.join(os.tmpdir(), 'dida-poll-world-'));
   const list = sim.seedProject({ name: 'Work' });
   const stateFile = path.join(dir, 'state.json');
   const lockDir = path.join(dir, 'locks');
   const configValue = defaultConfig();
+  if (options.bound) configValue.bindings = [{ cwd: options.bound, projectId: list.id }];
   const config = {
     value: configValue,
     read: async () => structuredClone(config.value),
@@ -228,6 +241,10 @@ export async function startPollWorld(): Promise<PollWorld> {
       }
     },
     reads: () => sim.counters()['GET /project/{pid}/data'] ?? 0,
+    claimsOf: (taskId) => sim.listComments(taskId).flatMap((c) => parseClaim(c.title) ?? []),
+    releasesOf: (taskId) => sim.listComments(taskId).filter((c) => parseClaimEnd(c.title)),
+    task: (title, tags) => sim.seedTask({ projectId: list.id, title, priority: 3, ...(tags ? { tags } : {}) }),
+    marks: async (sessionId) => (await reader.state.read()).sessions[sessionId] as SessionMarks | undefined,
     async close() {
       for (const p of processes) p.close();
       await sim.close();

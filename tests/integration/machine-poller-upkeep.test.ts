@@ -4,25 +4,18 @@
 // session of another process, the order idle sessions are served in, a list no session is bound to any more, and what
 // a process does while the Dida account is unknown or an answer waits for one of its sessions.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parseClaim, parseClaimEnd } from '../../src/core/queue/claims';
-import { OFFER_TTL_MS, type PollMarks } from '../../src/dsh/machine-poller';
-import { startPollWorld, type PollProcess, type PollWorld } from '../helpers/poll-world';
+import { OFFER_TTL_MS } from '../../src/dsh/machine-poller';
+import { startPollWorld, type PollProcess, type PollWorld, type SessionMarks } from '../helpers/poll-world';
 
 let w: PollWorld;
 beforeEach(async () => {
-  w = await startPollWorld();
-  w.config.value = { ...w.config.value, bindings: [{ cwd: '/code/app', projectId: w.list.id }] };
+  w = await startPollWorld({ bound: '/code/app' });
 });
 afterEach(async () => {
   await w.close();
 });
 
-const claimsOf = (taskId: string) => w.sim.listComments(taskId).map((c) => parseClaim(c.title)).filter((c) => c !== undefined);
-const releasesOf = (taskId: string) => w.sim.listComments(taskId).filter((c) => parseClaimEnd(c.title));
-const task = (title: string) => w.sim.seedTask({ projectId: w.list.id, title, priority: 3 });
-type Record = PollMarks & { currentWork?: string; livePid?: number; turnOpenSince?: number };
-const marks = async (sessionId: string) => (await w.state()).sessions[sessionId] as Record | undefined;
-const edit = (p: PollProcess, sessionId: string, fields: Partial<Record>) =>
+const edit = (p: PollProcess, sessionId: string, fields: Partial<SessionMarks>) =>
   p.deps.state.update((s) => {
     Object.assign(s.sessions[sessionId]!, fields, { updatedAt: Date.now() });
   });
@@ -35,12 +28,12 @@ async function handedToB(title: string) {
   await a.tick();
   const sb = await b.session('session-bbbb2222', '/code/app');
   await b.tick();
-  const t = task(title);
+  const t = w.task(title);
   await a.advance(20_000);
   await a.tick();
   await b.tick();
   expect(sb.woken).toHaveLength(1);
-  expect(claimsOf(t.id).map((c) => c.session)).toEqual(['bbbb2222']);
+  expect(w.claimsOf(t.id).map((c) => c.session)).toEqual(['bbbb2222']);
   return { a, b, busy, sb, t };
 }
 
@@ -52,21 +45,21 @@ describe('Works nobody will carry on are released', () => {
     // The first sweep ran at the first lead; the next is due 30 s after it.
     await a.advance(5_000);
     await a.tick();
-    expect(releasesOf(t.id)).toHaveLength(0);
+    expect(w.releasesOf(t.id)).toHaveLength(0);
     await a.advance(30_000);
     await a.tick();
-    expect(releasesOf(t.id)).toHaveLength(1);
+    expect(w.releasesOf(t.id)).toHaveLength(1);
     expect(a.logs.join('\n')).toContain('the process of its session ended before the session started on it');
-    expect((await marks('session-bbbb2222'))?.pollWoken ?? []).not.toContain(t.id);
+    expect((await w.marks('session-bbbb2222'))?.pollWoken ?? []).not.toContain(t.id);
     busy.status = 'idle';
     await a.advance(20_000);
     await a.tick();
     expect(busy.woken).toHaveLength(1);
-    expect(claimsOf(t.id).map((c) => c.session)).toEqual(['bbbb2222', 'aaaa1111']);
+    expect(w.claimsOf(t.id).map((c) => c.session)).toEqual(['bbbb2222', 'aaaa1111']);
     // Released once: later sweeps leave it with its new holder.
     await a.advance(31_000);
     await a.tick();
-    expect(releasesOf(t.id)).toHaveLength(1);
+    expect(w.releasesOf(t.id)).toHaveLength(1);
   });
 
   it('a dead process’s session whose turn was open is left to crash recovery (not released)', async () => {
@@ -76,36 +69,36 @@ describe('Works nobody will carry on are released', () => {
     w.alive.delete(102);
     await a.advance(31_000);
     await a.tick();
-    expect(releasesOf(t.id)).toHaveLength(0);
+    expect(w.releasesOf(t.id)).toHaveLength(0);
   });
 
   it('a live session that went on to another Work frees the unfinished one it was handed', async () => {
     const { a, b, t } = await handedToB('半途换了');
-    const other = task('另一件');
+    const other = w.task('另一件');
     // The session switched to another Work (its current one now), leaving the first open and unfinished.
     await b.engine.sync(w.list.id);
     await b.engine.switchTo('session-bbbb2222', w.list.id, other.id);
     await a.advance(31_000);
     await a.tick();
-    expect(releasesOf(t.id)).toHaveLength(1);
+    expect(w.releasesOf(t.id)).toHaveLength(1);
     expect(a.logs.join('\n')).toContain('its session went on to another Work');
     // Its current Work is its own: not released.
-    expect(releasesOf(other.id)).toHaveLength(0);
+    expect(w.releasesOf(other.id)).toHaveLength(0);
   });
 
   it('a live session’s current Work, a Work that waits for the person, one of another list: not released', async () => {
     const { a, b, t } = await handedToB('留着');
     await a.advance(31_000);
     await a.tick();
-    expect(releasesOf(t.id)).toHaveLength(0);
+    expect(w.releasesOf(t.id)).toHaveLength(0);
     // Waiting for the person, and not current any more: still not released (the person's answer brings it back).
-    const other = task('另一件');
+    const other = w.task('另一件');
     await b.engine.waitForHuman('session-bbbb2222', '需要你确认');
     await b.engine.sync(w.list.id);
     await b.engine.switchTo('session-bbbb2222', w.list.id, other.id);
     await a.advance(31_000);
     await a.tick();
-    expect(releasesOf(t.id)).toHaveLength(0);
+    expect(w.releasesOf(t.id)).toHaveLength(0);
     // A Work of another list in the record: this list's leader leaves it alone.
     await a.deps.state.update((s) => {
       s.works[t.id]!.waiting = undefined;
@@ -113,12 +106,12 @@ describe('Works nobody will carry on are released', () => {
     });
     await a.advance(31_000);
     await a.tick();
-    expect(releasesOf(t.id)).toHaveLength(0);
+    expect(w.releasesOf(t.id)).toHaveLength(0);
   });
 
   it('handed over but never claimed in Dida (the claim was refused): forgotten, so it may be offered again', async () => {
     const { a, b, busy, t } = await handedToB('没认领上');
-    const other = task('另一件');
+    const other = w.task('另一件');
     await b.engine.sync(w.list.id);
     await b.engine.switchTo('session-bbbb2222', w.list.id, other.id);
     await a.deps.state.update((s) => {
@@ -126,8 +119,8 @@ describe('Works nobody will carry on are released', () => {
     });
     await a.advance(31_000);
     await a.tick();
-    expect(releasesOf(t.id)).toHaveLength(0);
-    expect((await marks('session-bbbb2222'))?.pollWoken ?? []).not.toContain(t.id);
+    expect(w.releasesOf(t.id)).toHaveLength(0);
+    expect((await w.marks('session-bbbb2222'))?.pollWoken ?? []).not.toContain(t.id);
     expect(busy.woken).toHaveLength(0);
   });
 });
@@ -140,21 +133,21 @@ describe('offers nobody takes', () => {
     await a.tick();
     await b.session('session-bbbb2222', '/code/app');
     await b.tick();
-    const t = task('没人看');
+    const t = w.task('没人看');
     await a.advance(20_000);
     await a.tick();
-    expect((await marks('session-bbbb2222'))?.pollOffer?.key).toBe(t.id);
+    expect((await w.marks('session-bbbb2222'))?.pollOffer?.key).toBe(t.id);
     // B stays alive but never looks again: the offer stands until its time is up (measured from when it was made).
     b.close();
-    const at = (await marks('session-bbbb2222'))!.pollOffer!.at;
+    const at = (await w.marks('session-bbbb2222'))!.pollOffer!.at;
     await a.advance(at + OFFER_TTL_MS - 2_000 - a.clock.now());
     await a.tick();
-    expect((await marks('session-bbbb2222'))?.pollOffer?.key).toBe(t.id);
-    expect(releasesOf(t.id)).toHaveLength(0);
+    expect((await w.marks('session-bbbb2222'))?.pollOffer?.key).toBe(t.id);
+    expect(w.releasesOf(t.id)).toHaveLength(0);
     await a.advance(2_000);
     await a.tick();
-    expect((await marks('session-bbbb2222'))?.pollOffer).toBeUndefined();
-    expect(releasesOf(t.id)).toHaveLength(1);
+    expect((await w.marks('session-bbbb2222'))?.pollOffer).toBeUndefined();
+    expect(w.releasesOf(t.id)).toHaveLength(1);
     expect(a.logs.join('\n')).toContain('its session did not take it in time');
   });
 
@@ -167,7 +160,7 @@ describe('offers nobody takes', () => {
     await a.tick();
     await a.advance(OFFER_TTL_MS);
     await a.tick();
-    expect((await marks('session-gone'))?.pollOffer?.key).toBe('x');
+    expect((await w.marks('session-gone'))?.pollOffer?.key).toBe('x');
   });
 
   it('an offer that is not for the list the session is bound to (it moved meanwhile) is declined and released', async () => {
@@ -177,18 +170,18 @@ describe('offers nobody takes', () => {
     await b.deps.state.update((s) => {
       s.works[s.sessions['session-bbbb2222']!.currentWork!]!.phase = 'closed';
     });
-    const t2 = task('第二件');
+    const t2 = w.task('第二件');
     await a.advance(20_000);
     await a.tick();
-    expect((await marks('session-bbbb2222'))?.pollOffer?.key).toBe(t2.id);
+    expect((await w.marks('session-bbbb2222'))?.pollOffer?.key).toBe(t2.id);
     await b.deps.state.update((s) => {
-      (s.sessions['session-bbbb2222'] as Record).pollOffer!.projectId = 'another-list';
+      (s.sessions['session-bbbb2222'] as SessionMarks).pollOffer!.projectId = 'another-list';
     });
     await b.tick();
     expect(sb.woken).toHaveLength(1);
     expect(b.logs.join('\n')).toContain('its session was busy when the hand-over arrived');
-    expect(releasesOf(t2.id)).toHaveLength(1);
-    expect((await marks('session-bbbb2222'))?.pollWoken ?? []).not.toContain(t2.id);
+    expect(w.releasesOf(t2.id)).toHaveLength(1);
+    expect((await w.marks('session-bbbb2222'))?.pollWoken ?? []).not.toContain(t2.id);
   });
 });
 
@@ -198,7 +191,7 @@ describe('who is an idle session of the machine', () => {
     const sub = await a.session('session-sub00001', '/code/app');
     a.tracker.get('session-sub00001')!.subagent = true;
     const loose = await a.session('session-loose001', '/code/elsewhere');
-    task('给谁');
+    w.task('给谁');
     await a.tick();
     await a.advance(20_000);
     await a.tick();
@@ -218,15 +211,15 @@ describe('who is an idle session of the machine', () => {
     b.close();
     // Its record says it lives in 102, but polling was taken part in from another process: not a candidate.
     await edit(a, 'session-bbbb2222', { pollReady: 103 });
-    const t = task('谁来');
+    const t = w.task('谁来');
     await a.advance(20_000);
     await a.tick();
-    expect(claimsOf(t.id)).toHaveLength(0);
+    expect(w.claimsOf(t.id)).toHaveLength(0);
     // Taking part from its own live process again: it is.
     await edit(a, 'session-bbbb2222', { pollReady: 102 });
     await a.advance(20_000);
     await a.tick();
-    expect(claimsOf(t.id).map((c) => c.session)).toEqual(['bbbb2222']);
+    expect(w.claimsOf(t.id).map((c) => c.session)).toEqual(['bbbb2222']);
   });
 
   it('a session that moved to another directory is recorded there again (the leader follows its binding)', async () => {
@@ -238,9 +231,9 @@ describe('who is an idle session of the machine', () => {
     await b.session('session-bbbb2222', '/code/app');
     await b.tick();
     // The record says another directory (bound to another list): the next look writes the session's own again.
-    await edit(b, 'session-bbbb2222', { cwd: '/code/other' } as Partial<Record>);
+    await edit(b, 'session-bbbb2222', { cwd: '/code/other' } as Partial<SessionMarks>);
     await b.tick();
-    expect(((await marks('session-bbbb2222')) as { cwd?: string }).cwd).toBe('/code/app');
+    expect(((await w.marks('session-bbbb2222')) as { cwd?: string }).cwd).toBe('/code/app');
   });
 
   it('the session idle longest is served first', async () => {
@@ -251,7 +244,7 @@ describe('who is an idle session of the machine', () => {
     const second = await a.session('session-second01', '/code/app');
     await a.advance(20_000);
     await a.tick();
-    task('只有一件');
+    w.task('只有一件');
     await a.advance(20_000);
     await a.tick();
     expect(first.woken).toHaveLength(1);
@@ -261,17 +254,17 @@ describe('who is an idle session of the machine', () => {
   it('a session holding an unfinished Work claimed by another session is free for new work', async () => {
     const a = w.process(101);
     const sa = await a.session('session-aaaa1111', '/code/app');
-    const t1 = task('别人的');
+    const t1 = w.task('别人的');
     await a.tick();
     expect(sa.woken).toHaveLength(1);
     await a.deps.state.update((s) => {
       s.works[t1.id]!.claim = { holder: 'box#zzzz9999', at: Date.now() };
     });
-    const t2 = task('新的');
+    const t2 = w.task('新的');
     await a.advance(20_000);
     await a.tick();
     expect(sa.woken).toHaveLength(2);
-    expect((await marks('session-aaaa1111'))?.currentWork).toBe(t2.id);
+    expect((await w.marks('session-aaaa1111'))?.currentWork).toBe(t2.id);
   });
 });
 
@@ -283,14 +276,14 @@ describe('waking a session for what it was handed', () => {
     await a.tick();
     await b.session('session-bbbb2222', '/code/app');
     await b.tick();
-    await edit(b, 'session-bbbb2222', { autoAttempts: 2 } as Partial<Record>);
-    task('新一轮');
+    await edit(b, 'session-bbbb2222', { autoAttempts: 2 } as Partial<SessionMarks>);
+    w.task('新一轮');
     await a.advance(20_000);
     await a.tick();
     await b.tick();
     expect(b.agents.get('session-bbbb2222')!.woken).toHaveLength(1);
-    expect(((await marks('session-bbbb2222')) as { autoAttempts?: number }).autoAttempts).toBe(0);
-    expect((await marks('session-bbbb2222'))?.pollWokenBy).toBe(102);
+    expect(((await w.marks('session-bbbb2222')) as { autoAttempts?: number }).autoAttempts).toBe(0);
+    expect((await w.marks('session-bbbb2222'))?.pollWokenBy).toBe(102);
   });
 
   it('after a restart a handed Work is not woken for again when it waits for the person, is paused, or was woken here', async () => {
@@ -329,7 +322,7 @@ describe('waking a session for what it was handed', () => {
     await c.tick();
     expect(again.woken).toHaveLength(1);
     expect(again.woken[0]!.content[0]!.text).toContain('等它空下来');
-    expect((await marks('session-bbbb2222'))?.currentWork).toBe(t.id);
+    expect((await w.marks('session-bbbb2222'))?.currentWork).toBe(t.id);
   });
 
   it('a session of another process bound to another list is not offered this list’s work', async () => {
@@ -340,11 +333,11 @@ describe('waking a session for what it was handed', () => {
     const b = w.process(102);
     await b.session('session-bbbb2222', '/code/other');
     await b.tick();
-    const t = task('不归它');
+    const t = w.task('不归它');
     await a.advance(20_000);
     await a.tick();
-    expect(claimsOf(t.id)).toHaveLength(0);
-    expect((await marks('session-bbbb2222'))?.pollOffer).toBeUndefined();
+    expect(w.claimsOf(t.id)).toHaveLength(0);
+    expect((await w.marks('session-bbbb2222'))?.pollOffer).toBeUndefined();
   });
 });
 
@@ -376,7 +369,7 @@ describe('lists, the account and answers', () => {
       },
     });
     await a.session('session-aaaa1111', '/code/app');
-    task('等登录');
+    w.task('等登录');
     for (let i = 0; i < 3; i++) {
       await a.advance(20_000);
       await a.tick();
@@ -400,7 +393,7 @@ describe('lists, the account and answers', () => {
     await a.tick();
     const b = w.process(102, {}, { afterRead: async () => void delivered.push(Date.now()) });
     await b.session('session-bbbb2222', '/code/app', 'running');
-    const t = task('问一下');
+    const t = w.task('问一下');
     await b.engine.sync(w.list.id);
     await b.engine.switchTo('session-bbbb2222', w.list.id, t.id);
     await b.tick();

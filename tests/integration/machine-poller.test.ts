@@ -2,23 +2,16 @@
 // only the elected process reads the list; it hands Works to idle sessions of every process (claim first, respecting
 // route tags), an offer is taken by the session's own process, and a hand-over nobody takes is undone.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parseClaim, parseClaimEnd } from '../../src/core/queue/claims';
-import type { PollMarks } from '../../src/dsh/machine-poller';
 import { startPollWorld, type PollWorld } from '../helpers/poll-world';
 
 let w: PollWorld;
 beforeEach(async () => {
-  w = await startPollWorld();
-  w.config.value = { ...w.config.value, bindings: [{ cwd: '/code/app', projectId: w.list.id }] };
+  w = await startPollWorld({ bound: '/code/app' });
 });
 afterEach(async () => {
   await w.close();
 });
 
-const claimsOf = (taskId: string) => w.sim.listComments(taskId).map((c) => parseClaim(c.title)).filter((c) => c !== undefined);
-const releasesOf = (taskId: string) => w.sim.listComments(taskId).filter((c) => parseClaimEnd(c.title));
-const task = (title: string, tags?: string[]) => w.sim.seedTask({ projectId: w.list.id, title, priority: 3, ...(tags ? { tags } : {}) });
-const marks = async (sessionId: string) => (await w.state()).sessions[sessionId] as (PollMarks & { currentWork?: string }) | undefined;
 
 describe('one poller per machine and list', () => {
   it('two processes with idle sessions: one reads the list, the other never does', async () => {
@@ -57,19 +50,19 @@ describe('one poller per machine and list', () => {
     const idle = await b.session('session-bbbb2222', '/code/app');
     // B's next look records that its session takes part; then a task arrives and A polls.
     await b.tick();
-    const t1 = task('修复登录');
+    const t1 = w.task('修复登录');
     await a.advance(20_000);
     await a.tick();
     expect(a.machine.leads('acct', w.list.id)).toBe(true);
     // Claimed for B's session before the hand-over: the claim comment is the acknowledgement.
-    expect(claimsOf(t1.id).map((c) => c.session)).toEqual(['bbbb2222']);
-    expect((await marks('session-bbbb2222'))?.pollOffer?.key).toBe(t1.id);
+    expect(w.claimsOf(t1.id).map((c) => c.session)).toEqual(['bbbb2222']);
+    expect((await w.marks('session-bbbb2222'))?.pollOffer?.key).toBe(t1.id);
     expect(idle.woken).toHaveLength(0);
     await b.tick();
     expect(idle.woken).toHaveLength(1);
     expect(idle.woken[0]!.content[0]!.text).toContain('修复登录');
     expect(busy.woken).toHaveLength(0);
-    const record = await marks('session-bbbb2222');
+    const record = await w.marks('session-bbbb2222');
     expect(record?.pollOffer).toBeUndefined();
     expect(record?.currentWork).toBe(t1.id);
     expect(b.tracker.get('session-bbbb2222')!.queueGranted).toBe(true);
@@ -81,15 +74,15 @@ describe('one poller per machine and list', () => {
     const sa = await a.session('session-aaaa1111', '/code/app');
     const sb = await b.session('session-bbbb2222', '/code/app');
     await w.rounds(1);
-    const t1 = task('第一');
-    const t2 = task('第二');
+    const t1 = w.task('第一');
+    const t2 = w.task('第二');
     await w.rounds(25);
     expect(sa.woken).toHaveLength(1);
     expect(sb.woken).toHaveLength(1);
-    const current = [(await marks('session-aaaa1111'))?.currentWork, (await marks('session-bbbb2222'))?.currentWork].sort();
+    const current = [(await w.marks('session-aaaa1111'))?.currentWork, (await w.marks('session-bbbb2222'))?.currentWork].sort();
     expect(current).toEqual([t1.id, t2.id].sort());
-    expect(claimsOf(t1.id)).toHaveLength(1);
-    expect(claimsOf(t2.id)).toHaveLength(1);
+    expect(w.claimsOf(t1.id)).toHaveLength(1);
+    expect(w.claimsOf(t2.id)).toHaveLength(1);
     // Later polls offer neither again.
     await w.rounds(3, 20_000);
     expect(sa.woken).toHaveLength(1);
@@ -109,17 +102,17 @@ describe('one poller per machine and list', () => {
     const web = await a.session('session-aaaa1111', '/code/web');
     const api = await b.session('session-bbbb2222', '/code/api');
     await w.rounds(1);
-    const t1 = task('接口超时', ['api']);
+    const t1 = w.task('接口超时', ['api']);
     await w.rounds(25);
     expect(web.woken).toHaveLength(0);
     expect(api.woken).toHaveLength(1);
-    expect(claimsOf(t1.id).map((c) => c.session)).toEqual(['bbbb2222']);
+    expect(w.claimsOf(t1.id).map((c) => c.session)).toEqual(['bbbb2222']);
   });
 
   it('a Work claimed elsewhere (another machine) is not handed to anyone', async () => {
     const a = w.process(101);
     const sa = await a.session('session-aaaa1111', '/code/app');
-    const t1 = task('别人的');
+    const t1 = w.task('别人的');
     // Another machine of the same account claims it first (the owner's account).
     w.sim.addComment(w.list.id, t1.id, '🤖 other-box 开始处理（会话 cafe0001）');
     // The owner is learned from the first claim this machine posts; seed it as a sync would have.
@@ -128,7 +121,7 @@ describe('one poller per machine and list', () => {
     });
     await a.tick();
     expect(sa.woken).toHaveLength(0);
-    expect(claimsOf(t1.id).map((c) => c.host)).toEqual(['other-box']);
+    expect(w.claimsOf(t1.id).map((c) => c.host)).toEqual(['other-box']);
   });
 
   it('a session that is busy when the hand-over arrives declines it: the claim is released and the Work offered again', async () => {
@@ -138,20 +131,20 @@ describe('one poller per machine and list', () => {
     await a.tick();
     const sb = await b.session('session-bbbb2222', '/code/app');
     await b.tick();
-    const t1 = task('改文案');
+    const t1 = w.task('改文案');
     await a.advance(20_000);
     await a.tick();
-    expect((await marks('session-bbbb2222'))?.pollOffer?.key).toBe(t1.id);
+    expect((await w.marks('session-bbbb2222'))?.pollOffer?.key).toBe(t1.id);
     sb.status = 'running';
     await b.tick();
     expect(sb.woken).toHaveLength(0);
-    expect(releasesOf(t1.id)).toHaveLength(1);
+    expect(w.releasesOf(t1.id)).toHaveLength(1);
     // A's session becomes idle: the Work is offered again and goes to it.
     busy.status = 'idle';
     await a.advance(20_000);
     await a.tick();
     expect(busy.woken).toHaveLength(1);
-    expect((await marks('session-aaaa1111'))?.currentWork).toBe(t1.id);
+    expect((await w.marks('session-aaaa1111'))?.currentWork).toBe(t1.id);
   });
 
   it("a hand-over to a process that died is withdrawn: the claim is released and the Work goes to a live session", async () => {
@@ -161,44 +154,44 @@ describe('one poller per machine and list', () => {
     await a.tick();
     await b.session('session-bbbb2222', '/code/app');
     await b.tick();
-    const t1 = task('换图标');
+    const t1 = w.task('换图标');
     await a.advance(20_000);
     await a.tick();
-    expect((await marks('session-bbbb2222'))?.pollOffer?.key).toBe(t1.id);
+    expect((await w.marks('session-bbbb2222'))?.pollOffer?.key).toBe(t1.id);
     // B's process dies before its next look.
     b.close();
     w.alive.delete(102);
     sa.status = 'idle';
     await a.advance(1_000);
     await a.tick();
-    expect(releasesOf(t1.id)).toHaveLength(1);
-    expect((await marks('session-bbbb2222'))?.pollOffer).toBeUndefined();
+    expect(w.releasesOf(t1.id)).toHaveLength(1);
+    expect((await w.marks('session-bbbb2222'))?.pollOffer).toBeUndefined();
     await a.advance(20_000);
     await a.tick();
     expect(sa.woken).toHaveLength(1);
-    expect(claimsOf(t1.id).map((c) => c.session)).toEqual(['bbbb2222', 'aaaa1111']);
+    expect(w.claimsOf(t1.id).map((c) => c.session)).toEqual(['bbbb2222', 'aaaa1111']);
   });
 
   it('an idle session that holds an unfinished Work is not handed another (its Work is not switched under it); a free one is', async () => {
     const a = w.process(101);
     const sa = await a.session('session-aaaa1111', '/code/app');
-    const t1 = task('先做的');
+    const t1 = w.task('先做的');
     await a.tick();
     expect(sa.woken).toHaveLength(1);
     // The session went idle again without finishing it (its person may be talking to it): the next task waits.
-    const t2 = task('后来的');
+    const t2 = w.task('后来的');
     await a.advance(20_000);
     await a.tick();
     expect(sa.woken).toHaveLength(1);
-    expect((await marks('session-aaaa1111'))?.currentWork).toBe(t1.id);
-    expect(claimsOf(t2.id)).toHaveLength(0);
+    expect((await w.marks('session-aaaa1111'))?.currentWork).toBe(t1.id);
+    expect(w.claimsOf(t2.id)).toHaveLength(0);
     // A free session comes: it gets the second task (control: the poller does hand out work).
     const sb = await a.session('session-bbbb2222', '/code/app');
     await a.advance(20_000);
     await a.tick();
     expect(sb.woken).toHaveLength(1);
-    expect(claimsOf(t2.id).map((c) => c.session)).toEqual(['bbbb2222']);
-    expect(releasesOf(t1.id)).toHaveLength(0);
+    expect(w.claimsOf(t2.id).map((c) => c.session)).toEqual(['bbbb2222']);
+    expect(w.releasesOf(t1.id)).toHaveLength(0);
   });
 
   it('a session whose process restarted right after it was handed a Work is woken for it again, once', async () => {
@@ -208,7 +201,7 @@ describe('one poller per machine and list', () => {
     await a.tick();
     const sb = await b.session('session-bbbb2222', '/code/app');
     await b.tick();
-    const t1 = task('重启以后');
+    const t1 = w.task('重启以后');
     await a.advance(20_000);
     await a.tick();
     await b.tick();
@@ -221,9 +214,9 @@ describe('one poller per machine and list', () => {
     await c.tick();
     expect(again.woken).toHaveLength(1);
     expect(again.woken[0]!.content[0]!.text).toContain('重启以后');
-    expect((await marks('session-bbbb2222'))?.currentWork).toBe(t1.id);
+    expect((await w.marks('session-bbbb2222'))?.currentWork).toBe(t1.id);
     // Its claim was its own: nothing new was posted, and it is not woken a second time.
-    expect(claimsOf(t1.id)).toHaveLength(1);
+    expect(w.claimsOf(t1.id)).toHaveLength(1);
     await c.advance(20_000);
     await c.tick();
     expect(again.woken).toHaveLength(1);
@@ -239,7 +232,7 @@ describe('one poller per machine and list', () => {
     await a.tick();
     await b.session('session-bbbb2222', '/code/app');
     await b.tick();
-    const t1 = task('做到一半');
+    const t1 = w.task('做到一半');
     await a.advance(20_000);
     await a.tick();
     await b.tick();
@@ -268,7 +261,7 @@ describe('one poller per machine and list', () => {
     await c.deps.state.update((s) => {
       Object.assign(s.works[t1.id]!, { phase: 'closed' });
     });
-    const t2 = task('新来的');
+    const t2 = w.task('新来的');
     for (let round = 0; round < 3; round++) {
       await a.advance(20_000);
       await a.tick();
@@ -276,7 +269,7 @@ describe('one poller per machine and list', () => {
       await c.tick();
     }
     expect(again.woken).toHaveLength(0);
-    expect(claimsOf(t2.id)).toHaveLength(0);
+    expect(w.claimsOf(t2.id)).toHaveLength(0);
     // …and once the resume has lapsed (control: the same session is free), it is.
     // (Each process of this world has its own clock: both are moved past the mark.)
     await a.advance(60_000);
@@ -285,7 +278,7 @@ describe('one poller per machine and list', () => {
     await c.tick();
     expect(again.woken).toHaveLength(1);
     expect(again.woken[0]!.content[0]!.text).toContain('新来的');
-    expect((await marks('session-bbbb2222'))?.currentWork).toBe(t2.id);
+    expect((await w.marks('session-bbbb2222'))?.currentWork).toBe(t2.id);
   });
 
   it('a session of the leader’s own process with an interrupted turn is not handed new work until it is resumed', async () => {
@@ -294,7 +287,7 @@ describe('one poller per machine and list', () => {
     await a.deps.state.update((s) => {
       Object.assign(s.sessions['session-aaaa1111']!, { resumeDue: { pid: 101, until: a.clock.now() + 30_000 }, updatedAt: Date.now() });
     });
-    const t1 = task('等它回来');
+    const t1 = w.task('等它回来');
     await a.tick();
     await a.advance(20_000);
     await a.tick();
@@ -306,7 +299,7 @@ describe('one poller per machine and list', () => {
     await a.advance(20_000);
     await a.tick();
     expect(sa.woken).toHaveLength(1);
-    expect(claimsOf(t1.id).map((x) => x.session)).toEqual(['aaaa1111']);
+    expect(w.claimsOf(t1.id).map((x) => x.session)).toEqual(['aaaa1111']);
   });
 
   it('when the leader stops, another process leads within seconds and polls', async () => {
@@ -319,12 +312,12 @@ describe('one poller per machine and list', () => {
     expect(a.machine.leads('acct', w.list.id)).toBe(true);
     a.close();
     w.alive.delete(101);
-    const t1 = task('接手');
+    const t1 = w.task('接手');
     await b.advance(2_000);
     await b.tick();
     expect(b.machine.leads('acct', w.list.id)).toBe(true);
     expect(sb.woken).toHaveLength(1);
-    expect(claimsOf(t1.id).map((c) => c.session)).toEqual(['bbbb2222']);
+    expect(w.claimsOf(t1.id).map((c) => c.session)).toEqual(['bbbb2222']);
   });
 
   it('slows down when the list does not change, and speeds up when a session goes idle', async () => {
@@ -356,7 +349,7 @@ describe('one poller per machine and list', () => {
     // A change in the list brings the pace back to the base interval (the first session takes the task and holds it, so
     // a second idle session keeps the poller reading).
     await a.session('session-bbbb2222', '/code/app');
-    task('新的');
+    w.task('新的');
     await step(60_000);
     const fresh = w.reads();
     for (let t = 0; t < 60; t += 5) await step(5_000);
