@@ -1,0 +1,76 @@
+// The stop verdict of a failed model request (src/core/continuation/stop-policy.ts): which codes need the person at
+// once and for which cause, when a known reset is waited for, when it is too far out, and the reminder's locale keys.
+import { describe, expect, it } from 'vitest';
+import { causeKey, classifyFailure, DEFAULT_MAX_WAIT_MS, NEEDS_PERSON_CAUSES, type NeedsPersonCause } from '../../src/core/continuation/stop-policy';
+import { getLocale } from '../../src/core/text/locale';
+
+const NOW = 1_000_000;
+const base = { now: NOW, nextBackoffMs: 30_000 };
+
+describe('classifyFailure', () => {
+  it.each([
+    ['AUTH', 'auth'],
+    ['INVALID_CREDENTIAL', 'auth'],
+    ['MISSING_CREDENTIAL', 'auth'],
+    ['QUOTA', 'quota'],
+    ['INVALID_REQUEST', 'invalid_request'],
+    ['CONTEXT_WINDOW_EXCEEDED', 'invalid_request'],
+    ['HTTP_400', 'invalid_request'],
+    ['HTTP_404', 'invalid_request'],
+    ['HTTP_413', 'invalid_request'],
+    ['HTTP_422', 'invalid_request'],
+    ['SOMETHING_NEW', 'unknown'],
+    ['', 'unknown'],
+    ['rate_limit', 'unknown'],
+  ] as const)('%s needs the person (%s), whatever the service asked to wait', (code, cause) => {
+    expect(classifyFailure({ ...base, code })).toEqual({ kind: 'needs_person', cause });
+    expect(classifyFailure({ ...base, code, retryAfterMs: 60_000 })).toEqual({ kind: 'needs_person', cause });
+  });
+
+  it.each(['RATE_LIMIT', 'SERVER', 'TIMEOUT', 'TRANSPORT', 'EMPTY_RESPONSE', 'CONTENT_FILTER', 'INSUFFICIENT_SYSTEM_RESOURCE'])(
+    '%s continues when no reset is known',
+    (code) => {
+      expect(classifyFailure({ ...base, code })).toEqual({ kind: 'continue' });
+    },
+  );
+
+  it('continues when the reset is not beyond the next backoff, or is not a finite number', () => {
+    expect(classifyFailure({ ...base, code: 'RATE_LIMIT', retryAfterMs: 30_000 })).toEqual({ kind: 'continue' });
+    expect(classifyFailure({ ...base, code: 'RATE_LIMIT', retryAfterMs: 1 })).toEqual({ kind: 'continue' });
+    expect(classifyFailure({ ...base, code: 'RATE_LIMIT', retryAfterMs: Number.POSITIVE_INFINITY })).toEqual({ kind: 'continue' });
+    expect(classifyFailure({ ...base, code: 'RATE_LIMIT', retryAfterMs: Number.NaN })).toEqual({ kind: 'continue' });
+  });
+
+  it('waits until a known reset beyond the backoff, rounded up to a whole millisecond', () => {
+    expect(classifyFailure({ ...base, code: 'RATE_LIMIT', retryAfterMs: 30_001 })).toEqual({ kind: 'wait_until', until: NOW + 30_001 });
+    expect(classifyFailure({ ...base, code: 'SERVER', retryAfterMs: 45_000.2 })).toEqual({ kind: 'wait_until', until: NOW + 45_001 });
+  });
+
+  it('a reset up to the longest wait is waited for; one further out needs the person, told when it resets', () => {
+    expect(DEFAULT_MAX_WAIT_MS).toBe(5 * 60 * 60_000);
+    expect(classifyFailure({ ...base, code: 'RATE_LIMIT', retryAfterMs: DEFAULT_MAX_WAIT_MS })).toEqual({ kind: 'wait_until', until: NOW + DEFAULT_MAX_WAIT_MS });
+    expect(classifyFailure({ ...base, code: 'RATE_LIMIT', retryAfterMs: DEFAULT_MAX_WAIT_MS + 1 })).toEqual({
+      kind: 'needs_person',
+      cause: 'limit',
+      until: NOW + DEFAULT_MAX_WAIT_MS + 1,
+    });
+    // A configured longest wait replaces the default.
+    expect(classifyFailure({ ...base, code: 'RATE_LIMIT', retryAfterMs: 60_001, maxWaitMs: 60_000 })).toEqual({ kind: 'needs_person', cause: 'limit', until: NOW + 60_001 });
+    expect(classifyFailure({ ...base, code: 'RATE_LIMIT', retryAfterMs: 60_000, maxWaitMs: 60_000 })).toEqual({ kind: 'wait_until', until: NOW + 60_000 });
+  });
+});
+
+describe('causeKey', () => {
+  it('names a reminder text of its own for every cause, in both locales', () => {
+    expect(NEEDS_PERSON_CAUSES).toEqual(['auth', 'quota', 'invalid_request', 'limit', 'unknown']);
+    for (const cause of NEEDS_PERSON_CAUSES) {
+      const key = causeKey(cause);
+      expect(key).toBe(`dida.waiting.cause.${cause}`);
+      for (const locale of [getLocale('zh'), getLocale('en')]) expect(locale.t(key)).not.toBe(key);
+    }
+  });
+
+  it('throws for a cause it has no words for', () => {
+    expect(() => causeKey('other' as NeedsPersonCause)).toThrow('no words for other');
+  });
+});
