@@ -6,6 +6,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: [
+      'tests/integration/engine-queue-view.test.ts',
       'tests/unit/**/*.test.ts',
       'tests/integration/tools.test.ts',
       'tests/integration/engine-behaviour.test.ts',
