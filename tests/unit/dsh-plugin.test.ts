@@ -26,7 +26,7 @@ beforeEach(() => {
 });
 afterEach(() => {
   vi.restoreAllMocks();
-  fs.rmSync(dir, { recursive: true, force: true });
+  fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
 });
 
 function rowConfig(extra: Record<string, unknown> = {}): mod.Config {
