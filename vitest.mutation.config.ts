@@ -6,6 +6,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: [
+      'tests/integration/tools-work.test.ts',
+      'tests/integration/tools-todo.test.ts',
       'tests/integration/engine-queue-view.test.ts',
       'tests/unit/**/*.test.ts',
       'tests/integration/tools.test.ts',
