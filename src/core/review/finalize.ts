@@ -180,16 +180,19 @@ async function runStages(deps: EngineDeps, work: WorkRecord, lock: HeldLock): Pr
   //    right away: nothing is saved between the write and the completion.
   if (!fin.workCompleted) {
     const titleBefore = work.title;
+    // The steps as merged with the person's edits, before Dida's answer is merged (see verifyTicks).
+    let before: WorkRecord['steps'] = [];
     const written = await writeWork(deps, work, {
       skipIfUnchanged: false,
       lock,
       precheck: (w) => {
         const blocker = finalizeBlocker({ ...w, phase: 'open' });
         if (blocker) throw new FinalizeStopped(blocker);
+        before = structuredClone(w.steps);
       },
     });
     if (written.task?.status === 0) {
-      if (written.wrote) verifyTicks(work, written.task);
+      if (written.wrote) verifyTicks(work, written.task, before);
       assertHeld(lock, work);
       await gateway.completeTask(work.projectId, work.taskId);
     }
@@ -219,11 +222,17 @@ async function renameOwnTask(deps: EngineDeps, projectId: string, taskId: string
   }
 }
 
-function verifyTicks(work: WorkRecord, task: Task): void {
+/**
+ * Dida's answer to the write must still show every item the task had (`before`: the steps before the answer was
+ * merged). Else the steps go back to `before` (merging the answer took a lost item for the person's deletion) and the
+ * attempt fails, to be retried.
+ */
+function verifyTicks(work: WorkRecord, task: Task, before: WorkRecord['steps']): void {
   if (work.mode !== 'checklist') return;
-  const expected = visibleSteps(work).filter((s) => s.itemId).length;
+  const expected = before.filter((s) => s.status !== 'deleted' && s.itemId).length;
   const items = task.items ?? [];
   if (items.length < expected) {
+    work.steps = before;
     throw new Error(`Dida shows ${items.length} checklist items for Work ${keyOf(work)} but ${expected} were expected; finalization will retry.`);
   }
 }
