@@ -6,6 +6,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: [
+      'tests/integration/engine-waiting.test.ts',
       'tests/integration/engine-finalize-answer.test.ts',
       'tests/integration/tools-work.test.ts',
       'tests/integration/tools-todo.test.ts',
