@@ -398,7 +398,8 @@ describe('polling from config.yaml', () => {
       const agent = fakeAgent('session-p', { cwd: dir });
       host.agents.set(agent.id, agent);
       host.emit('agent/created', { agent });
-      await settleBackground();
+      // The host and the machine poller load in the background (slower on a busy machine): bounded look.
+      for (let i = 0; i < 100 && !setSpy.mock.calls.some((c) => c[1] === POLL_TICK_MS); i++) await settleBackground(50);
       expect(setSpy.mock.calls.map((c) => c[1])).toContain(POLL_TICK_MS);
     } finally {
       await host.dispose();
