@@ -1,0 +1,214 @@
+// The pause guard (src/dsh/pause-guard.ts) over the engine and the Dida simulator: what it logs when the person pauses
+// from the phone (and whether the turn is stopped), the spend limit, a turn that cannot be cancelled, the stretch's
+// priority written only when it changes, a Work the session just created, and failures that are logged.
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { StatePort } from '../../src/core/work/engine-context';
+import { PAUSE_CHECK_INTERVAL_MS } from '../../src/core/phone/phone-signals';
+import type { AdapterDeps } from '../../src/dsh/adapter-deps';
+import { AgentTracker, type AgentTrack } from '../../src/dsh/agent-tracker';
+import { PAUSE_CANCEL_REASON, PauseGuard } from '../../src/dsh/pause-guard';
+import { createHarness, FakeClock, fakeAgent, personSays, type FakeAgent } from '../helpers/dsh-fakes';
+import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
+
+const S = 'session-1';
+let eh: EngineHarness;
+
+beforeEach(async () => {
+  eh = await startEngineHarness();
+});
+afterEach(async () => {
+  await eh.close();
+});
+
+/** A person's Work the session runs (first step started), and a guard over the same state. */
+async function setup(options: { spend?: boolean } = {}) {
+  const list = eh.sim.seedProject({ name: 'l' });
+  const task = eh.sim.seedTask({ projectId: list.id, title: '部署', priority: 5, items: [{ title: '申请权限' }, { title: '上线' }] });
+  await eh.engine.sync(list.id);
+  await eh.engine.switchTo(S, list.id, task.id);
+  await eh.engine.changeSteps(S, [{ op: 'update', step: '申请权限', status: 'in_progress' }]);
+  const h = createHarness();
+  const clock = new FakeClock(eh.clock.now);
+  let updates = 0;
+  const state: StatePort = {
+    read: () => eh.deps.state.read(),
+    update: (fn) => {
+      updates++;
+      return eh.deps.state.update(fn);
+    },
+  };
+  const lifetime = new AbortController();
+  const deps: AdapterDeps = { ...h.deps, state, clock, tracker: new AgentTracker(), lifetime: lifetime.signal };
+  const agent = fakeAgent(S, { cwd: '/p' }) as FakeAgent & { cancel: ReturnType<typeof vi.fn> };
+  agent.status = 'running';
+  agent.cancel = vi.fn();
+  const track: AgentTrack = deps.tracker.add(agent);
+  track.binding = { cwd: '/p', projectId: list.id };
+  const engineDeps = options.spend ? { ...eh.deps, spendSettings: async () => ({ limits: { maxTokensPerWork: 100, maxMinutesPerWork: 0, maxTokensPerRound: 0, maxMinutesPerRound: 0 } }) } : eh.deps;
+  const guard = new PauseGuard(deps, async () => engineDeps, () => ['stop']);
+  const call = { tool: 'todo', exec: { agent } };
+  return { list, task, h, clock, deps, agent, track, guard, call, lifetime, updates: () => updates, logs: h.logs };
+}
+
+describe('a pause from the phone', () => {
+  it('a priority set to none: logged with the Work and the session, and the turn stopped with the hook cause', async () => {
+    const t = await setup();
+    expect(await t.guard.atBoundary(t.track, true)).toBe(false);
+    eh.sim.editTask(t.task.id, { priority: 0 });
+    await t.clock.advance(PAUSE_CHECK_INTERVAL_MS);
+    await t.guard.afterToolCall(t.call);
+    expect(t.agent.cancel).toHaveBeenCalledWith({ kind: 'hook', reason: PAUSE_CANCEL_REASON }, { keepInbox: true });
+    expect(t.logs).toEqual([`the person set its priority to none in Dida: Work ${t.task.id} is paused and the turn of ${S} is stopped`]);
+  });
+
+  it("at the first step of a turn the person's message opened, the pause is logged without stopping the turn", async () => {
+    const t = await setup();
+    await t.guard.atBoundary(t.track, true);
+    eh.sim.addComment(t.list.id, t.task.id, 'stop');
+    await t.clock.advance(PAUSE_CHECK_INTERVAL_MS);
+    await t.guard.beforeStep(t.track, { step: 1, messages: [personSays('how far are you?')] });
+    expect(t.agent.cancel).not.toHaveBeenCalled();
+    expect(t.logs).toEqual([`the person commented a stop phrase in Dida: Work ${t.task.id} is paused`]);
+  });
+
+  it('a later step of the same turn is stopped even though the person opened it', async () => {
+    const t = await setup();
+    await t.guard.atBoundary(t.track, true);
+    eh.sim.addComment(t.list.id, t.task.id, 'stop');
+    await t.clock.advance(PAUSE_CHECK_INTERVAL_MS);
+    await t.guard.beforeStep(t.track, { step: 2, messages: [personSays('how far are you?')] });
+    expect(t.agent.cancel).toHaveBeenCalledTimes(1);
+  });
+
+  it('a turn that cannot be cancelled is logged; the Work still waits', async () => {
+    const t = await setup();
+    t.agent.cancel.mockImplementation(() => {
+      throw new Error('already ending');
+    });
+    await t.guard.atBoundary(t.track, true);
+    eh.sim.editTask(t.task.id, { priority: 0 });
+    await t.clock.advance(PAUSE_CHECK_INTERVAL_MS);
+    expect(await t.guard.atBoundary(t.track, true)).toBe(true);
+    expect(t.logs).toContain(`could not stop the turn of ${S}: already ending`);
+    expect((await eh.state()).works[t.task.id]!.waiting?.pausedBy).toBe('priority');
+  });
+
+  it('an agent without cancel is tolerated', async () => {
+    const t = await setup();
+    delete (t.agent as { cancel?: unknown }).cancel;
+    await t.guard.atBoundary(t.track, true);
+    eh.sim.editTask(t.task.id, { priority: 0 });
+    await t.clock.advance(PAUSE_CHECK_INTERVAL_MS);
+    expect(await t.guard.atBoundary(t.track, true)).toBe(true);
+    expect(t.logs.filter((l) => l.startsWith('could not stop'))).toEqual([]);
+  });
+});
+
+describe('the spend limit', () => {
+  it('a Work past its limit waits for the person and the turn is stopped, said in the log', async () => {
+    const t = await setup({ spend: true });
+    await eh.deps.state.update((s) => {
+      s.usage[t.task.id] = { rounds: { '1': { requests: 3, inputTokens: 150, outputTokens: 20, cacheReadTokens: 0, ms: 0, continuations: 0, continuedRequests: 0, continuedTokens: 0, models: {} } } };
+    });
+    expect(await t.guard.atBoundary(t.track, true)).toBe(true);
+    expect(t.agent.cancel).toHaveBeenCalledWith({ kind: 'hook', reason: PAUSE_CANCEL_REASON }, { keepInbox: true });
+    expect(t.logs).toEqual([`Work ${t.task.id} passed its spend limit (tokens: 170 of 100): it waits for the person and the turn of ${S} is stopped`]);
+    expect((await eh.state()).works[t.task.id]!.waiting).toBeDefined();
+  });
+
+  it('without leave to cancel, the Work waits and the turn goes on', async () => {
+    const t = await setup({ spend: true });
+    await eh.deps.state.update((s) => {
+      s.usage[t.task.id] = { rounds: { '1': { requests: 1, inputTokens: 500, outputTokens: 0, cacheReadTokens: 0, ms: 0, continuations: 0, continuedRequests: 0, continuedTokens: 0, models: {} } } };
+    });
+    expect(await t.guard.atBoundary(t.track, false)).toBe(true);
+    expect(t.agent.cancel).not.toHaveBeenCalled();
+    expect(t.logs).toEqual([`Work ${t.task.id} passed its spend limit (tokens: 500 of 100): it waits for the person`]);
+  });
+});
+
+describe("the stretch's priority", () => {
+  it('is written to the session record once, and again only when it changes', async () => {
+    const t = await setup();
+    await t.guard.atBoundary(t.track, true);
+    expect((await eh.state()).sessions[S]).toMatchObject({ pauseSeen: { key: t.task.id, priority: 5 } });
+    const written = t.updates();
+    await t.clock.advance(PAUSE_CHECK_INTERVAL_MS);
+    await t.guard.atBoundary(t.track, true);
+    expect(t.updates()).toBe(written);
+    eh.sim.editTask(t.task.id, { priority: 3 });
+    await t.clock.advance(PAUSE_CHECK_INTERVAL_MS);
+    await t.guard.atBoundary(t.track, true);
+    expect((await eh.state()).sessions[S]).toMatchObject({ pauseSeen: { key: t.task.id, priority: 3 } });
+    expect(t.agent.cancel).not.toHaveBeenCalled();
+  });
+
+  it('idle clears it; a failure to clear it is logged', async () => {
+    const t = await setup();
+    await t.guard.atBoundary(t.track, true);
+    t.guard.onIdle(t.track);
+    await vi.waitFor(async () => expect((await eh.state()).sessions[S]).not.toHaveProperty('pauseSeen'));
+    const written = t.updates();
+    // Nothing kept: idle writes nothing.
+    t.guard.onIdle(t.track);
+    await new Promise((resolve) => setImmediate(resolve));
+    await eh.deps.state.read();
+    expect(t.updates()).toBe(written);
+    t.deps.state.read = async () => Promise.reject(new Error('state locked'));
+    t.guard.onIdle(t.track);
+    await vi.waitFor(() => expect(t.logs).toContain('could not clear the priority a Work ran with: state locked'));
+  });
+
+  it("another session's kept priority counts only when its turn was cut off", async () => {
+    const t = await setup();
+    await eh.deps.state.update((s) => {
+      s.sessions.old = { touched: [t.task.id], autoAttempts: 0, updatedAt: 0, pauseSeen: { key: t.task.id, priority: 4 } } as never;
+    });
+    eh.sim.editTask(t.task.id, { priority: 0 });
+    // The old session's turn is closed: none at the first look is not a pause.
+    expect(await t.guard.atBoundary(t.track, true)).toBe(false);
+    expect(t.agent.cancel).not.toHaveBeenCalled();
+  });
+});
+
+describe('what is not looked at', () => {
+  it('a Work the session created moments ago is not read from Dida until the interval has passed', async () => {
+    const t = await setup();
+    await eh.deps.state.update((s) => {
+      const w = s.works[t.task.id]!;
+      w.origin = 'agent';
+      w.createdAt = t.clock.now();
+    });
+    eh.sim.resetCounters();
+    await t.guard.atBoundary(t.track, true);
+    expect(eh.sim.totalRequests()).toBe(0);
+    await t.clock.advance(PAUSE_CHECK_INTERVAL_MS - 1);
+    await t.guard.atBoundary(t.track, true);
+    expect(eh.sim.totalRequests()).toBe(0);
+    await t.clock.advance(1);
+    await t.guard.atBoundary(t.track, true);
+    expect(eh.sim.totalRequests()).toBeGreaterThan(0);
+  });
+
+  it('nothing is read once the plugin is unloading', async () => {
+    const t = await setup();
+    t.lifetime.abort();
+    eh.sim.resetCounters();
+    eh.sim.editTask(t.task.id, { priority: 0 });
+    expect(await t.guard.atBoundary(t.track, true)).toBe(false);
+    expect(eh.sim.totalRequests()).toBe(0);
+  });
+
+  it('todo_work calls are boundaries too; a call without an agent or of an unknown agent is not', async () => {
+    const t = await setup();
+    eh.sim.resetCounters();
+    await t.guard.afterToolCall({ tool: 'todo_work', exec: { agent: t.agent } });
+    const after = eh.sim.totalRequests();
+    expect(after).toBeGreaterThan(0);
+    await t.clock.advance(PAUSE_CHECK_INTERVAL_MS);
+    await t.guard.afterToolCall({ tool: 'todo', exec: {} });
+    await t.guard.afterToolCall({ tool: 'todo', exec: { agent: fakeAgent('stranger') } });
+    await t.guard.afterToolCall({ tool: 'dida_todo_setup', exec: { agent: t.agent } });
+    expect(eh.sim.totalRequests()).toBe(after);
+  });
+});
