@@ -56,6 +56,9 @@ async function stillOpen(deps: EngineDeps, projectId: string, taskId: string): P
 }
 
 
+/** Whether a comment shows anything at all (whitespace and invisible format characters such as U+200B do not count). */
+const VISIBLE = /[^\s\p{Cf}]/u;
+
 function timeOf(comment: Comment | undefined): number {
   return parseDidaDate(comment?.createdTime)?.getTime() ?? 0;
 }
@@ -78,7 +81,7 @@ export function ownerFeedback(deps: EngineDeps, work: WorkRecord, comments: read
         c.userId === acceptance.ownerUserId &&
         !acceptance.handledCommentIds.includes(c.id) &&
         !ownTexts.has(c.title) &&
-        stripInvisible(c.title).trim() !== '',
+        VISIBLE.test(stripInvisible(c.title)),
     )
     .sort((a, b) => timeOf(a) - timeOf(b) || a.id.localeCompare(b.id));
 }
