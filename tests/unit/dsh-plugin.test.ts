@@ -422,8 +422,10 @@ describe('dispose', () => {
     host.agents.set(agent.id, agent);
     host.emit('agent/created', { agent });
     host.emit('agent/status', { agent, status: 'idle' });
-    // The poll timer starts once the bound session loaded the host and config.yaml has been read.
-    await settleBackground();
+    // The poll timer starts once the bound session loaded the host and config.yaml has been read (a bounded look: slower
+    // on a busy machine).
+    const timers = () => setSpy.mock.calls.filter((c) => c[1] === POLL_TICK_MS || c[1] === 15_000).length;
+    for (let i = 0; i < 100 && timers() < 2; i++) await settleBackground(50);
     // Two timers: the machine poller's look at the shared state, and the check for progress comments that have waited
     // their window (besides the refresh of a cross-process lock held meanwhile, which its release clears).
     const handles = setSpy.mock.results.map((r) => r.value);
