@@ -1,0 +1,107 @@
+// The answer relay's log lines and guards (src/dsh/answer-relay.ts): who was woken or given an answer (said on
+// stderr's log), a new stretch for the woken session, nothing handed out while unloading, and the bounded first-step
+// wait for the session's read when an answer may come with it.
+import { describe, expect, it } from 'vitest';
+import type { WorkRecord } from '../../src/core/work/work-state';
+import { ANSWER_SYNC_WAIT_MS, AnswerRelay } from '../../src/dsh/answer-relay';
+import { StretchCounter } from '../../src/dsh/stretch-counter';
+import { createHarness, fakeAgent, work } from '../helpers/dsh-fakes';
+
+type Harness = ReturnType<typeof createHarness>;
+
+function answered(key: string, extra: Partial<WorkRecord> = {}): WorkRecord {
+  return work(key, ['in_progress'], { pendingAnswer: { text: 'use the read-only account', commentIds: ['c1'], at: 0, question: 'which account?' }, ...extra });
+}
+
+function bind(h: Harness, id: string, current?: string) {
+  const agent = fakeAgent(id, { cwd: '/p' });
+  const track = h.deps.tracker.add(agent);
+  track.binding = { cwd: '/p', projectId: 'list-1' };
+  if (current) h.state.value.sessions[id] = { currentWork: current, touched: [current], autoAttempts: 3, updatedAt: 0 };
+  return { agent, track };
+}
+
+describe('AnswerRelay.deliver', () => {
+  it('says which session it woke for which Work, and starts its stretch afresh', async () => {
+    const h = createHarness();
+    h.state.value.works.w1 = answered('w1');
+    const { agent } = bind(h, 's1', 'w1');
+    await new AnswerRelay(h.deps, new StretchCounter(h.deps)).deliver();
+    expect(agent.followup).toHaveBeenCalledTimes(1);
+    expect(h.logs).toEqual(['the person answered Work w1 in Dida; woke session s1 with it']);
+    expect(h.state.value.sessions.s1!.autoAttempts).toBe(0);
+  });
+
+  it('a failed wake is logged with the session and the answer kept', async () => {
+    const h = createHarness();
+    h.state.value.works.w1 = answered('w1');
+    const { agent } = bind(h, 's1', 'w1');
+    agent.followup.mockImplementation(() => {
+      throw new Error('disposed');
+    });
+    await new AnswerRelay(h.deps, new StretchCounter(h.deps)).deliver();
+    expect(h.logs).toEqual(["could not wake session s1 with the person's answer (kept for later): disposed"]);
+    expect(h.state.value.works.w1!.pendingAnswer).toBeDefined();
+  });
+
+  it('hands nothing out while unloading, to subagents, or to unbound sessions', async () => {
+    const h = createHarness();
+    h.state.value.works.w1 = answered('w1');
+    const { agent } = bind(h, 's1', 'w1');
+    h.lifetime.abort();
+    await new AnswerRelay(h.deps, new StretchCounter(h.deps)).deliver();
+    expect(agent.followup).not.toHaveBeenCalled();
+    const u = createHarness();
+    u.state.value.works.w1 = answered('w1');
+    const child = bind(u, 'c1', 'w1');
+    child.track.subagent = true;
+    const loose = bind(u, 's2');
+    loose.track.binding = undefined;
+    u.state.value.sessions.s2 = { currentWork: 'w1', touched: ['w1'], autoAttempts: 0, updatedAt: 0 };
+    await new AnswerRelay(u.deps, new StretchCounter(u.deps)).deliver();
+    expect(child.agent.followup).not.toHaveBeenCalled();
+    expect(loose.agent.followup).not.toHaveBeenCalled();
+    expect(u.state.value.works.w1!.pendingAnswer).toBeDefined();
+  });
+});
+
+describe('AnswerRelay.atTurnStart', () => {
+  it('says which answers it gave to which session; a turn with no step number counts as its first', async () => {
+    const h = createHarness();
+    h.state.value.works.w1 = answered('w1');
+    h.state.value.works.w2 = answered('w2');
+    const { track } = bind(h, 's1');
+    await new AnswerRelay(h.deps, new StretchCounter(h.deps)).atTurnStart(track, {});
+    expect(track.pendingNotes).toHaveLength(2);
+    expect(h.logs).toEqual(["gave the person's answer to w1, w2 to session s1"]);
+  });
+
+  it('nothing taken, nothing said; subagents and unbound sessions take nothing', async () => {
+    const h = createHarness();
+    const { track } = bind(h, 's1');
+    const relay = new AnswerRelay(h.deps, new StretchCounter(h.deps));
+    await relay.atTurnStart(track, { step: 1 });
+    expect(h.logs).toEqual([]);
+    h.state.value.works.w1 = answered('w1');
+    track.subagent = true;
+    await relay.atTurnStart(track, { step: 1 });
+    track.subagent = false;
+    track.binding = undefined;
+    await relay.atTurnStart(track, { step: 1 });
+    expect(track.pendingNotes).toEqual([]);
+  });
+
+  it("waits for the session's read at most 5 s when a Work of the list may bring an answer", async () => {
+    const h = createHarness();
+    h.state.value.works.w1 = work('w1', ['in_progress'], { waiting: { reason: 'q', previousPriority: 3, applied: true, since: 0 } as never });
+    const { track } = bind(h, 's1');
+    track.syncing = new Promise(() => undefined);
+    let done = false;
+    const start = new AnswerRelay(h.deps, new StretchCounter(h.deps)).atTurnStart(track, { step: 1 }).then(() => (done = true));
+    await h.clock.advance(ANSWER_SYNC_WAIT_MS - 1);
+    expect(done).toBe(false);
+    await h.clock.advance(1);
+    await start;
+    expect(done).toBe(true);
+  });
+});
