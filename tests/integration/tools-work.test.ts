@@ -193,6 +193,8 @@ describe('todo_work wait_for_human, resume and keep_open', () => {
     expect(r.detail?.split('\n')[0]).toBe(`Work ${id} (priority medium, created by the agent) — 0/1 steps settled.`);
     expect(r.data).toEqual([{ content: 'a', status: 'pending' }]);
     expect((await h.engine.getWork(id)).waiting).toBeUndefined();
+    // A Work that is not waiting and has no answer from the person is not resumed again.
+    expect((await work({ action: 'resume' })).code).toBe('not_waiting');
   });
 
   it('resume hands over only the answer of the Work resumed', async () => {
