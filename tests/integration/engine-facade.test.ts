@@ -1,0 +1,199 @@
+// The engine facade (src/core/engine/work-engine.ts) over the simulator, the calls the adapters make: a Work created
+// (texts checked, level, body), listed and switched to, a model failure and a limit's wait said on the current Work,
+// the session released at its end, settle and flushes that never throw, and what a session touched.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { WorkEngine } from '../../src/core/engine/work-engine';
+import { causeKey } from '../../src/core/continuation/stop-policy';
+import { getLocale } from '../../src/core/text/locale';
+import { localTime } from '../../src/core/time/schedule';
+import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
+
+const zh = getLocale('zh');
+
+describe('the engine facade', () => {
+  let h: EngineHarness;
+  let projectId: string;
+  let logs: string[];
+  const S = 'session-1';
+
+  beforeEach(async () => {
+    h = await startEngineHarness();
+    projectId = h.sim.seedProject({ name: '门面' }).id;
+    logs = [];
+    h.deps.log = (line) => logs.push(line);
+  });
+  afterEach(async () => {
+    await h.close();
+  });
+  const comments = (taskId: string) => h.sim.listComments(taskId).map((c) => c.title);
+
+  it('a Work created: title, steps and body sanitised, medium priority by default, current for the session', async () => {
+    const work = await h.engine.createWork(S, projectId, { title: ' 写\n周报 ', steps: ['收集', '汇总'], body: '说明\u0007文字' });
+    const task = h.sim.getTask(work.taskId)!;
+    expect(task.title).toBe('写 周报');
+    expect(task.priority).toBe(3);
+    expect(task.items?.map((i) => [i.title, i.status])).toEqual([
+      ['收集', 0],
+      ['汇总', 0],
+    ]);
+    expect(`${task.content ?? ''}${task.desc ?? ''}`).toContain('说明文字');
+    expect((await h.engine.currentWork(S))?.taskId).toBe(work.taskId);
+    expect((await h.state()).works[work.taskId]?.claim).toEqual({ holder: 'test-host#1', at: h.clock.now });
+    const high = await h.engine.createWork(S, projectId, { title: '急事', level: 'high' });
+    expect(h.sim.getTask(high.taskId)?.priority).toBe(5);
+    expect(h.sim.getTask(high.taskId)?.items ?? []).toEqual([]);
+    expect(`${h.sim.getTask(high.taskId)?.content ?? ''}`).toBe('');
+  });
+
+  it('an empty title or step, or two steps with one title, are refused before anything is written', async () => {
+    const code = (p: Promise<unknown>) => p.then(() => 'ok', (e: { code?: string; message?: string }) => `${e.code}: ${e.message}`);
+    expect(await code(h.engine.createWork(S, projectId, { title: ' \u200b ' }))).toBe('invalid_text: The Work title is empty; give the request a short plain-language title.');
+    expect(await code(h.engine.createWork(S, projectId, { title: 'a', steps: ['一', ' '] }))).toBe('invalid_text: A step title is empty; give every step a short plain-language title.');
+    expect(await code(h.engine.createWork(S, projectId, { title: 'a', steps: ['一', '二', '一'] }))).toBe('duplicate_step: Two steps are titled "一"; give each step a distinct title.');
+    expect(h.sim.listTasks(projectId)).toEqual([]);
+  });
+
+  it('works lists the open ones of the list (closed ones when asked); switchTo by key or task id, not closed, not elsewhere', async () => {
+    const a = h.sim.seedTask({ projectId, title: '甲', priority: 3 });
+    const b = h.sim.seedTask({ projectId, title: '乙', priority: 3 });
+    const other = h.sim.seedProject({ name: '别的' }).id;
+    const c = h.sim.seedTask({ projectId: other, title: '丙', priority: 3 });
+    await h.engine.sync(projectId);
+    await h.engine.sync(other);
+    await h.deps.state.update((s) => {
+      s.works[b.id]!.phase = 'closed';
+    });
+    expect((await h.engine.works(projectId)).map((w) => w.taskId)).toEqual([a.id]);
+    expect((await h.engine.works(projectId, { includeClosed: true })).map((w) => w.taskId).sort()).toEqual([a.id, b.id].sort());
+    expect((await h.engine.switchTo(S, projectId, a.id)).taskId).toBe(a.id);
+    expect((await h.engine.session(S))?.currentWork).toBe(a.id);
+    await expect(h.engine.switchTo(S, projectId, c.id)).rejects.toMatchObject({ code: 'work_not_found', message: `No Work in the bound list has id ${c.id}; call todo_work list to see the current ids.` });
+    await expect(h.engine.switchTo(S, projectId, 'nope')).rejects.toMatchObject({ code: 'work_not_found' });
+    await expect(h.engine.switchTo(S, projectId, b.id)).rejects.toMatchObject({ code: 'work_closed', message: `The Work ${b.id} is already sent for review or closed; pick another one from todo_work list.` });
+    await h.deps.state.update((s) => {
+      s.works[a.id]!.phase = 'accepting';
+    });
+    await expect(h.engine.switchTo(S, projectId, a.id)).rejects.toMatchObject({ code: 'work_closed' });
+    // A closed current Work is no current Work.
+    expect(await h.engine.currentWork(S)).toBeDefined();
+    await h.deps.state.update((s) => {
+      s.works[a.id]!.phase = 'closed';
+    });
+    expect(await h.engine.currentWork(S)).toBeUndefined();
+    await expect(h.engine.requireCurrent(S)).rejects.toMatchObject({ code: 'no_current_work' });
+  });
+
+  it('a model failure makes the current Work wait, saying why and until when; nothing without a current Work', async () => {
+    expect(await h.engine.waitForModelFailure(S, 'quota', 'E42')).toBeUndefined();
+    const work = await h.engine.createWork(S, projectId, { title: '额度' });
+    const until = h.clock.now + 3 * 3600_000;
+    const waited = await h.engine.waitForModelFailure(S, 'limit', 'rate_limit', until);
+    const reason = zh.t(causeKey('limit'), { error: 'rate_limit', time: localTime(h.deps, until) });
+    expect(waited?.waiting).toMatchObject({ reason, cause: 'limit' });
+    expect(h.sim.getTask(work.taskId)?.priority).toBe(0);
+    const other = await h.engine.createWork('session-2', projectId, { title: '认证' });
+    const auth = await h.engine.waitForModelFailure('session-2', 'auth', '401');
+    expect(auth?.waiting?.reason).toBe(zh.t(causeKey('auth'), { error: '401' }));
+    expect(auth?.taskId).toBe(other.taskId);
+  });
+
+  it("a limit's reset is said once on the current Work; not on a waiting Work or without one", async () => {
+    expect(await h.engine.noteWaitUntil(S, h.clock.now + 3600_000)).toBe(false);
+    const work = await h.engine.createWork(S, projectId, { title: '等重置' });
+    const until = h.clock.now + 3600_000;
+    const said = zh.t('dida.comment.waitUntil', { time: localTime(h.deps, until) });
+    expect(await h.engine.noteWaitUntil(S, until)).toBe(true);
+    expect(comments(work.taskId).filter((c) => c === said)).toHaveLength(1);
+    expect((await h.state()).outbox).toEqual([]);
+    // Still queued (its post failed): not queued twice.
+    h.sim.injectFault({ route: 'POST /project/{pid}/task/{tid}/comment', kind: 'status', status: 500, times: 3 });
+    const later = until + 7200_000;
+    expect(await h.engine.noteWaitUntil(S, later)).toBe(true);
+    h.sim.clearFaults();
+    expect(await h.engine.noteWaitUntil(S, later)).toBe(false);
+    expect((await h.state()).outbox.filter((e) => e.workKey === work.taskId)).toHaveLength(1);
+    await h.engine.waitForHuman(S, '问题');
+    expect(await h.engine.noteWaitUntil(S, later + 3600_000)).toBe(false);
+  });
+
+  it('a session ends: its open unsettled Works are released; waiting, settled and others’ Works are not; a failure is logged', async () => {
+    const open = await h.engine.createWork(S, projectId, { title: '没做完', steps: ['一'] });
+    const settled = await h.engine.createWork(S, projectId, { title: '做完了', steps: ['一'] });
+    await h.engine.changeSteps(S, [{ op: 'update', step: '一', status: 'completed', resolution: '好' }], settled.taskId);
+    const waiting = await h.engine.createWork(S, projectId, { title: '等人', steps: ['一'] });
+    await h.engine.waitForHuman(S, '问题', waiting.taskId);
+    const theirs = await h.engine.createWork('session-2', projectId, { title: '别人的', steps: ['一'] });
+    await h.engine.touch(S, theirs.taskId, false);
+    const none = await h.engine.createWork(S, projectId, { title: '无步骤' });
+    expect((await h.engine.releaseSession(S)).sort()).toEqual([open.taskId, none.taskId].sort());
+    expect((await h.state()).works[settled.taskId]?.claim?.holder).toBe('test-host#1');
+    expect((await h.state()).works[theirs.taskId]?.claim?.holder).toBe('test-host#2');
+    expect(await h.engine.releaseSession('session-unknown')).toEqual([]);
+
+    const again = await h.engine.createWork('session-3', projectId, { title: '释放失败', steps: ['一'] });
+    h.sim.injectFault({ route: 'POST /project/{pid}/task/{tid}/comment', kind: 'status', status: 500, times: 5 });
+    expect(await h.engine.releaseSession('session-3')).toEqual([]);
+    expect(logs.some((l) => l.startsWith(`could not release Work ${again.taskId} in Dida (its claim lapses after its lease): `))).toBe(true);
+  });
+
+  it('settle reports a failed finalization and flushes the progress of the other Works it touched; failures are logged', async () => {
+    const done = await h.engine.createWork(S, projectId, { title: '收尾', steps: ['一'] });
+    await h.engine.changeSteps(S, [{ op: 'update', step: '一', status: 'completed', resolution: '好' }]);
+    const busy = await h.engine.createWork(S, projectId, { title: '进行中', steps: ['一', '二'] });
+    await h.engine.changeSteps(S, [{ op: 'update', step: '一', status: 'completed', resolution: '好' }]);
+    expect((await h.state()).outbox.some((e) => e.workKey === busy.taskId)).toBe(true);
+    h.sim.injectFault({ route: 'POST /task', kind: 'status', status: 500 });
+    const outcomes = await h.engine.settle(S);
+    expect(outcomes.map((o) => [o.key, o.outcome.status])).toEqual([[done.taskId, 'failed']]);
+    expect((await h.state()).outbox.some((e) => e.workKey === busy.taskId)).toBe(false);
+
+    await h.engine.changeSteps(S, [{ op: 'update', step: '二', status: 'in_progress' }], busy.taskId);
+    h.sim.injectFault({ route: 'POST /project/{pid}/task/{tid}/comment', kind: 'status', status: 400, times: 10 });
+    h.sim.injectFault({ route: 'POST /task', kind: 'status', status: 500 });
+    await h.engine.settle(S);
+    h.sim.clearFaults();
+    expect((await h.engine.settle(S)).map((o) => [o.key, o.outcome.status])).toEqual([[done.taskId, 'finalized']]);
+  });
+
+  it('flushComments posts what waits (only the due ones when asked) and counts what still waits', async () => {
+    const work = await h.engine.createWork(S, projectId, { title: '进度', steps: ['一', '二'] });
+    await h.engine.changeSteps(S, [{ op: 'update', step: '一', status: 'completed', resolution: '好' }]);
+    expect(await h.engine.flushComments({ onlyDue: true })).toBe(1);
+    expect((await h.state()).outbox).toHaveLength(1);
+    h.clock.now += 10 * 60_000;
+    expect(await h.engine.flushComments({ onlyDue: true })).toBe(0);
+    expect((await h.state()).outbox).toEqual([]);
+    await h.engine.changeSteps(S, [{ op: 'update', step: '二', status: 'in_progress' }]);
+    expect(await h.engine.flushComments()).toBe(0);
+    expect(comments(work.taskId).length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('touch records each Work once, at most 50, and writes nothing when nothing changes', async () => {
+    for (let i = 0; i < 55; i++) await h.engine.touch(S, `k${i}`, false);
+    const session = (await h.engine.session(S))!;
+    expect(session.touched).toHaveLength(50);
+    expect(session.touched[0]).toBe('k5');
+    expect(session.touched.at(-1)).toBe('k54');
+    expect(session.currentWork).toBeUndefined();
+    await h.engine.touch(S, 'k54', true);
+    expect((await h.engine.session(S))?.currentWork).toBe('k54');
+    const before = await h.engine.session(S);
+    h.clock.now += 1000;
+    await h.engine.touch(S, 'k54', true);
+    await h.engine.touch(S, 'k54', false);
+    expect(await h.engine.session(S)).toEqual(before);
+    // After a minute the record is refreshed.
+    h.clock.now += 60_000;
+    await h.engine.touch(S, 'k54', true);
+    expect((await h.engine.session(S))?.updatedAt).toBe(h.clock.now);
+    await h.engine.touch(S, 'k54', false);
+    await h.engine.touch(S, 'k10', true);
+    expect((await h.engine.session(S))?.touched.filter((k) => k === 'k10')).toHaveLength(1);
+  });
+
+  it('executable says whether a candidate may run now', () => {
+    const candidate = { taskId: 't', title: 't', priority: 3, sortOrder: null, order: 0, task: { id: 't', projectId: 'p', title: 't' }, status: 'open' as const, hasPlan: false, unsettledSteps: 0, waitingForHuman: false, claimedByOtherHost: false, keepOpen: false, tags: [] };
+    expect(WorkEngine.executable(candidate as never, h.clock.now, 'UTC')).toBe(true);
+    expect(WorkEngine.executable({ ...candidate, priority: 0 } as never, h.clock.now, 'UTC')).toBe(false);
+  });
+});
