@@ -229,7 +229,9 @@ describe('one machine, two sessions, one list', () => {
         host.emit('agent/created', { agent });
         return agent;
       });
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      // Both sessions attached (binding resolved, marked live) before the polls, however busy the machine is.
+      await Promise.all(agents.map((a) => plugin.tracker.get(a.id)!.ready));
+      await until('both sessions bound', () => agents.every((a) => plugin.tracker.get(a.id)?.binding !== undefined));
       await plugin.poller.poll();
       await plugin.poller.poll();
       const woken = agents.filter((a) => a.followup.mock.calls.length > 0);
