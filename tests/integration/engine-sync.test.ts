@@ -279,3 +279,79 @@ describe('a Work the person re-opens', () => {
     expect((await syncList(h.deps, list.id)).reopened).toEqual([task.id]);
   });
 });
+
+describe('what sync carries on', () => {
+  it('a claim whose holder went quiet past its lease is said once in Dida and the Work goes back to the queue', async () => {
+    // Dida stamps comments with the real time: the engine's clock starts there.
+    h.clock.now = Date.now();
+    const list = h.sim.seedProject({ name: 'l' });
+    const task = h.sim.seedTask({ projectId: list.id, title: '修复登录', priority: 3, items: [{ title: '复现' }, { title: '修好' }] });
+    await h.engine.sync(list.id);
+    await h.engine.switchTo(S, list.id, task.id);
+    await h.engine.changeSteps(S, [{ op: 'update', step: '复现', status: 'completed', resolution: '复现了' }]);
+    const claimed = (await h.state()).works[task.id]!.claim!;
+    expect(claimed.holder).toBe('test-host#1');
+    h.clock.now += 29 * 60_000;
+    expect((await syncList(h.deps, list.id)).released).toEqual([]);
+    h.clock.now = claimed.at + 31 * 60_000;
+    const said = h.sim.listComments(task.id).length;
+    const report = await syncList(h.deps, list.id);
+    expect(report.released).toEqual([task.id]);
+    const comments = h.sim.listComments(task.id).map((c) => c.title);
+    expect(comments).toHaveLength(said + 1);
+    expect(comments.at(-1)).toBe('🤖 test-host 上的会话 1 已停止：31 分钟没有进展，已完成 1/2 步，最后完成的是「复现」。这项工作已回到队列。');
+    expect((await h.state()).works[task.id]?.claim).toBeUndefined();
+    // Said once.
+    h.clock.now += 60 * 60_000;
+    expect((await syncList(h.deps, list.id)).released).toEqual([]);
+    expect(h.sim.listComments(task.id)).toHaveLength(said + 1);
+  });
+
+  it('a change whose write had an unknown outcome is written at the next sync', async () => {
+    const list = h.sim.seedProject({ name: 'l' });
+    const task = h.sim.seedTask({ projectId: list.id, title: '写周报', priority: 3, items: [{ title: '汇总' }] });
+    await h.engine.sync(list.id);
+    await h.engine.switchTo(S, list.id, task.id);
+    h.sim.injectFault({ route: 'POST /task/{tid}', kind: 'status', status: 500 });
+    await expect(h.engine.changeSteps(S, [{ op: 'add', title: '配图' }])).rejects.toThrow();
+    expect(h.sim.getTask(task.id)?.items?.map((i) => i.title)).toEqual(['汇总']);
+    const report = await syncList(h.deps, list.id);
+    expect(report.errors).toEqual([]);
+    expect(h.sim.getTask(task.id)?.items?.map((i) => i.title)).toEqual(['汇总', '配图']);
+    // Carried once: nothing is pending any more.
+    h.sim.resetCounters();
+    await syncList(h.deps, list.id);
+    expect(h.sim.counters()['POST /task/{tid}']).toBeUndefined();
+  });
+
+  it('a Work waiting for the person keeps its pending change until it is resumed', async () => {
+    const list = h.sim.seedProject({ name: 'l' });
+    const task = h.sim.seedTask({ projectId: list.id, title: '写周报', priority: 3, items: [{ title: '汇总' }] });
+    await h.engine.sync(list.id);
+    await h.engine.switchTo(S, list.id, task.id);
+    h.sim.injectFault({ route: 'POST /task/{tid}', kind: 'status', status: 500 });
+    await expect(h.engine.changeSteps(S, [{ op: 'add', title: '配图' }])).rejects.toThrow();
+    await h.deps.state.update((s) => {
+      s.works[task.id]!.waiting = { reason: 'r', previousPriority: 3, applied: false, since: h.clock.now };
+    });
+    await syncList(h.deps, list.id);
+    expect(h.sim.getTask(task.id)?.items?.map((i) => i.title)).toEqual(['汇总']);
+  });
+
+  it('a progress comment whose post failed is posted at the next sync, once', async () => {
+    const list = h.sim.seedProject({ name: 'l' });
+    const task = h.sim.seedTask({ projectId: list.id, title: '写周报', priority: 3, items: [{ title: '汇总' }] });
+    await h.engine.sync(list.id);
+    await h.engine.switchTo(S, list.id, task.id);
+    await h.engine.changeSteps(S, [{ op: 'update', step: '汇总', status: 'completed', resolution: '汇总好了' }]);
+    expect((await h.state()).outbox.map((e) => e.kind)).toEqual(['completed']);
+    h.clock.now += 60 * 60_000;
+    const report = await syncList(h.deps, list.id);
+    expect(report.errors).toEqual([]);
+    expect(h.sim.listComments(task.id).filter((c) => c.title.startsWith('已完成：汇总'))).toHaveLength(1);
+    expect((await h.state()).outbox).toEqual([]);
+    await syncList(h.deps, list.id);
+    expect(h.sim.listComments(task.id).filter((c) => c.title.startsWith('已完成：汇总'))).toHaveLength(1);
+  });
+});
+
