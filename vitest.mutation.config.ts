@@ -6,6 +6,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: [
+      'tests/integration/claim-release.test.ts',
       'tests/integration/engine-facade.test.ts',
       'tests/integration/engine-background-claim.test.ts',
       'tests/integration/engine-step-ops.test.ts',

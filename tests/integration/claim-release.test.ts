@@ -1,0 +1,114 @@
+// The release side of claims over the simulator (src/core/queue/claim-release.ts): a session that stops releases its
+// own claim with one comment on how far it got; an expired claim is reported once, a claim with progress since only
+// moves its lease on, an ended claim is forgotten without a word, and nothing happens without a known owner.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { releaseClaim, reportExpiredClaim } from '../../src/core/queue/claim-release';
+import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
+
+let h: EngineHarness;
+const S = 'session-1';
+
+beforeEach(async () => {
+  h = await startEngineHarness();
+  // Dida stamps comments with the real time: the engine's clock starts there.
+  h.clock.now = Date.now();
+});
+afterEach(async () => {
+  await h.close();
+});
+
+async function claimed() {
+  const list = h.sim.seedProject({ name: 'l' });
+  const task = h.sim.seedTask({ projectId: list.id, title: '修复登录', priority: 3, items: [{ title: '复现' }, { title: '修好' }] });
+  await h.engine.sync(list.id);
+  await h.engine.switchTo(S, list.id, task.id);
+  return { list, task };
+}
+
+const titles = (taskId: string) => h.sim.listComments(taskId).map((c) => c.title);
+
+describe('releaseClaim', () => {
+  it('the holding session releases once, saying how far it got; the claim is forgotten', async () => {
+    const { task } = await claimed();
+    await h.engine.changeSteps(S, [{ op: 'update', step: '复现', status: 'completed', resolution: '复现了' }]);
+    const before = titles(task.id).length;
+    expect(await releaseClaim(h.deps, task.id, 'session-2')).toBe(false);
+    expect(titles(task.id)).toHaveLength(before);
+    expect(await releaseClaim(h.deps, task.id, S)).toBe(true);
+    expect(titles(task.id).at(-1)).toBe('🤖 test-host 停止处理（会话 1）：已完成 1/2 步，最后完成的是「复现」。现在没有人在处理，其他会话可以接手。');
+    expect((await h.state()).works[task.id]?.claim).toBeUndefined();
+    expect(await releaseClaim(h.deps, task.id, S)).toBe(false);
+    expect(titles(task.id)).toHaveLength(before + 1);
+  });
+
+  it('a Work no longer open is not released', async () => {
+    const { task } = await claimed();
+    await h.deps.state.update((s) => {
+      s.works[task.id]!.phase = 'finalizing';
+    });
+    const before = titles(task.id).length;
+    expect(await releaseClaim(h.deps, task.id, S)).toBe(false);
+    expect(titles(task.id)).toHaveLength(before);
+    expect((await h.state()).works[task.id]?.claim).toBeDefined();
+  });
+});
+
+describe('reportExpiredClaim', () => {
+  it('does nothing within the lease, for a waiting Work, or without a known owner', async () => {
+    const { task } = await claimed();
+    const at = (await h.state()).works[task.id]!.claim!.at;
+    const before = titles(task.id).length;
+    h.clock.now = at + 30 * 60_000;
+    expect(await reportExpiredClaim(h.deps, task.id)).toBe(false);
+    h.clock.now = at + 31 * 60_000;
+    await h.deps.state.update((s) => {
+      s.works[task.id]!.waiting = { reason: 'r', previousPriority: 3, applied: true, since: at };
+    });
+    expect(await reportExpiredClaim(h.deps, task.id)).toBe(false);
+    await h.deps.state.update((s) => {
+      delete s.works[task.id]!.waiting;
+      s.owners = {};
+    });
+    expect(await reportExpiredClaim(h.deps, task.id)).toBe(false);
+    expect(titles(task.id)).toHaveLength(before);
+    expect((await h.state()).works[task.id]?.claim?.at).toBe(at);
+  });
+
+  it('a shorter configured lease applies', async () => {
+    const { task } = await claimed();
+    const at = (await h.state()).works[task.id]!.claim!.at;
+    h.clock.now = at + 2 * 60_000;
+    expect(await reportExpiredClaim({ ...h.deps, claimLeaseMs: 60_000 }, task.id)).toBe(true);
+    expect(titles(task.id).at(-1)).toContain('2 分钟没有进展');
+  });
+
+  it('a claim whose record lapsed but whose owner commented since only moves the lease on', async () => {
+    const { task } = await claimed();
+    const at = (await h.state()).works[task.id]!.claim!.at;
+    // The record says the claim is old, but the owner's progress in Dida is recent.
+    await h.deps.state.update((s) => {
+      s.works[task.id]!.claim!.at = at - 40 * 60_000;
+    });
+    const before = titles(task.id).length;
+    expect(await reportExpiredClaim(h.deps, task.id)).toBe(false);
+    expect(titles(task.id)).toHaveLength(before);
+    const claim = (await h.state()).works[task.id]!.claim!;
+    expect(claim.holder).toBe('test-host#1');
+    expect(claim.at).toBeGreaterThan(at - 40 * 60_000);
+  });
+
+  it('a claim its holder already released is forgotten without a word', async () => {
+    const { task } = await claimed();
+    const at = (await h.state()).works[task.id]!.claim!.at;
+    const claim = (await h.state()).works[task.id]!.claim!;
+    await releaseClaim(h.deps, task.id, S);
+    await h.deps.state.update((s) => {
+      s.works[task.id]!.claim = claim;
+    });
+    const before = titles(task.id).length;
+    h.clock.now = at + 31 * 60_000;
+    expect(await reportExpiredClaim(h.deps, task.id)).toBe(false);
+    expect(titles(task.id)).toHaveLength(before);
+    expect((await h.state()).works[task.id]?.claim).toBeUndefined();
+  });
+});
