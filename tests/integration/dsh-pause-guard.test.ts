@@ -39,15 +39,16 @@ async function setup(options: { spend?: boolean } = {}) {
   };
   const lifetime = new AbortController();
   const deps: AdapterDeps = { ...h.deps, state, clock, tracker: new AgentTracker(), lifetime: lifetime.signal };
-  const agent = fakeAgent(S, { cwd: '/p' }) as FakeAgent & { cancel: ReturnType<typeof vi.fn> };
+  const agent: FakeAgent = fakeAgent(S, { cwd: '/p' });
   agent.status = 'running';
-  agent.cancel = vi.fn();
+  const cancel = vi.fn();
+  agent.cancel = cancel as never;
   const track: AgentTrack = deps.tracker.add(agent);
   track.binding = { cwd: '/p', projectId: list.id };
   const engineDeps = options.spend ? { ...eh.deps, spendSettings: async () => ({ limits: { maxTokensPerWork: 100, maxMinutesPerWork: 0, maxTokensPerRound: 0, maxMinutesPerRound: 0 } }) } : eh.deps;
   const guard = new PauseGuard(deps, async () => engineDeps, () => ['stop']);
   const call = { tool: 'todo', exec: { agent } };
-  return { list, task, h, clock, deps, agent, track, guard, call, lifetime, updates: () => updates, logs: h.logs };
+  return { list, task, h, clock, deps, agent, cancel, track, guard, call, lifetime, updates: () => updates, logs: h.logs };
 }
 
 describe('a pause from the phone', () => {
@@ -57,7 +58,7 @@ describe('a pause from the phone', () => {
     eh.sim.editTask(t.task.id, { priority: 0 });
     await t.clock.advance(PAUSE_CHECK_INTERVAL_MS);
     await t.guard.afterToolCall(t.call);
-    expect(t.agent.cancel).toHaveBeenCalledWith({ kind: 'hook', reason: PAUSE_CANCEL_REASON }, { keepInbox: true });
+    expect(t.cancel).toHaveBeenCalledWith({ kind: 'hook', reason: PAUSE_CANCEL_REASON }, { keepInbox: true });
     expect(t.logs).toEqual([`the person set its priority to none in Dida: Work ${t.task.id} is paused and the turn of ${S} is stopped`]);
   });
 
@@ -67,7 +68,7 @@ describe('a pause from the phone', () => {
     eh.sim.addComment(t.list.id, t.task.id, 'stop');
     await t.clock.advance(PAUSE_CHECK_INTERVAL_MS);
     await t.guard.beforeStep(t.track, { step: 1, messages: [personSays('how far are you?')] });
-    expect(t.agent.cancel).not.toHaveBeenCalled();
+    expect(t.cancel).not.toHaveBeenCalled();
     expect(t.logs).toEqual([`the person commented a stop phrase in Dida: Work ${t.task.id} is paused`]);
   });
 
@@ -77,12 +78,12 @@ describe('a pause from the phone', () => {
     eh.sim.addComment(t.list.id, t.task.id, 'stop');
     await t.clock.advance(PAUSE_CHECK_INTERVAL_MS);
     await t.guard.beforeStep(t.track, { step: 2, messages: [personSays('how far are you?')] });
-    expect(t.agent.cancel).toHaveBeenCalledTimes(1);
+    expect(t.cancel).toHaveBeenCalledTimes(1);
   });
 
   it('a turn that cannot be cancelled is logged; the Work still waits', async () => {
     const t = await setup();
-    t.agent.cancel.mockImplementation(() => {
+    t.cancel.mockImplementation(() => {
       throw new Error('already ending');
     });
     await t.guard.atBoundary(t.track, true);
@@ -95,7 +96,7 @@ describe('a pause from the phone', () => {
 
   it('an agent without cancel is tolerated', async () => {
     const t = await setup();
-    delete (t.agent as { cancel?: unknown }).cancel;
+    delete t.agent.cancel;
     await t.guard.atBoundary(t.track, true);
     eh.sim.editTask(t.task.id, { priority: 0 });
     await t.clock.advance(PAUSE_CHECK_INTERVAL_MS);
@@ -111,7 +112,7 @@ describe('the spend limit', () => {
       s.usage[t.task.id] = { rounds: { '1': { requests: 3, inputTokens: 150, outputTokens: 20, cacheReadTokens: 0, ms: 0, continuations: 0, continuedRequests: 0, continuedTokens: 0, models: {} } } };
     });
     expect(await t.guard.atBoundary(t.track, true)).toBe(true);
-    expect(t.agent.cancel).toHaveBeenCalledWith({ kind: 'hook', reason: PAUSE_CANCEL_REASON }, { keepInbox: true });
+    expect(t.cancel).toHaveBeenCalledWith({ kind: 'hook', reason: PAUSE_CANCEL_REASON }, { keepInbox: true });
     expect(t.logs).toEqual([`Work ${t.task.id} passed its spend limit (tokens: 170 of 100): it waits for the person and the turn of ${S} is stopped`]);
     expect((await eh.state()).works[t.task.id]!.waiting).toBeDefined();
   });
@@ -122,7 +123,7 @@ describe('the spend limit', () => {
       s.usage[t.task.id] = { rounds: { '1': { requests: 1, inputTokens: 500, outputTokens: 0, cacheReadTokens: 0, ms: 0, continuations: 0, continuedRequests: 0, continuedTokens: 0, models: {} } } };
     });
     expect(await t.guard.atBoundary(t.track, false)).toBe(true);
-    expect(t.agent.cancel).not.toHaveBeenCalled();
+    expect(t.cancel).not.toHaveBeenCalled();
     expect(t.logs).toEqual([`Work ${t.task.id} passed its spend limit (tokens: 500 of 100): it waits for the person`]);
   });
 });
@@ -140,7 +141,7 @@ describe("the stretch's priority", () => {
     await t.clock.advance(PAUSE_CHECK_INTERVAL_MS);
     await t.guard.atBoundary(t.track, true);
     expect((await eh.state()).sessions[S]).toMatchObject({ pauseSeen: { key: t.task.id, priority: 3 } });
-    expect(t.agent.cancel).not.toHaveBeenCalled();
+    expect(t.cancel).not.toHaveBeenCalled();
   });
 
   it('idle clears it; a failure to clear it is logged', async () => {
@@ -167,7 +168,7 @@ describe("the stretch's priority", () => {
     eh.sim.editTask(t.task.id, { priority: 0 });
     // The old session's turn is closed: none at the first look is not a pause.
     expect(await t.guard.atBoundary(t.track, true)).toBe(false);
-    expect(t.agent.cancel).not.toHaveBeenCalled();
+    expect(t.cancel).not.toHaveBeenCalled();
   });
 });
 

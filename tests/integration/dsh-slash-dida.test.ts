@@ -29,8 +29,9 @@ async function setup(options: { bindTo?: string } = {}) {
   await eh.engine.switchTo(S, list.id, task.id);
   const h = createHarness({ config: options.bindTo === undefined ? { ...bound(CWD, list.id), bindings: [{ cwd: CWD, projectId: list.id, label: '产品迭代' }] } : bound('/elsewhere') });
   const deps = { ...h.deps, state: eh.deps.state };
-  const agent = fakeAgent(S, { cwd: CWD }) as FakeAgent & { cancel: ReturnType<typeof vi.fn> };
-  agent.cancel = vi.fn();
+  const agent: FakeAgent = fakeAgent(S, { cwd: CWD });
+  const cancel = vi.fn();
+  agent.cancel = cancel as never;
   const track: AgentTrack = deps.tracker.add(agent);
   const binding = new LiveBinding(deps);
   const slash = new SlashCommands({
@@ -42,7 +43,7 @@ async function setup(options: { bindTo?: string } = {}) {
     track: async () => track,
   });
   const ask = (rawInput: string) => slash.answer({ agent, rawInput, signal: new AbortController().signal });
-  return { h, list, task, agent, track, ask, logs: h.logs };
+  return { h, list, task, agent, cancel, track, ask, logs: h.logs };
 }
 
 describe('/dida pause and resume', () => {
@@ -51,7 +52,7 @@ describe('/dida pause and resume', () => {
     t.agent.status = 'running';
     const paused = await t.ask('pause');
     expect(paused).toEqual({ kind: 'success', text: 'Paused "部署": it waits for you in Dida (priority none, and a comment saying where it stopped). /dida resume carries on.' });
-    expect(t.agent.cancel).toHaveBeenCalledWith({ kind: 'hook', reason: PAUSE_CANCEL_REASON }, { keepInbox: true });
+    expect(t.cancel).toHaveBeenCalledWith({ kind: 'hook', reason: PAUSE_CANCEL_REASON }, { keepInbox: true });
     expect(eh.sim.getTask(t.task.id)?.priority).toBe(0);
     await eh.deps.state.update((s) => {
       s.sessions[S]!.autoAttempts = 2;
@@ -65,7 +66,7 @@ describe('/dida pause and resume', () => {
   it('pause of an idle session cancels nothing; resume wakes it with the note', async () => {
     const t = await setup();
     await t.ask('pause');
-    expect(t.agent.cancel).not.toHaveBeenCalled();
+    expect(t.cancel).not.toHaveBeenCalled();
     await t.ask('resume');
     expect(t.agent.followup).toHaveBeenCalledTimes(1);
     expect(t.agent.followup.mock.calls[0]![0].content[0].text).toBe(RESUME_NOTE);
@@ -74,7 +75,7 @@ describe('/dida pause and resume', () => {
   it('a running turn that cannot be stopped is logged; the pause still holds', async () => {
     const t = await setup();
     t.agent.status = 'running';
-    t.agent.cancel.mockImplementation(() => {
+    t.cancel.mockImplementation(() => {
       throw new Error('turn already over');
     });
     expect((await t.ask('pause')).kind).toBe('success');

@@ -31,7 +31,7 @@ function setup(options: { config?: DidaTodoConfig; works?: WorkRecord[]; current
   for (const w of options.works ?? []) h.state.value.works[w.taskId] = w;
   if (options.current) h.state.value.sessions.s1 = { touched: [options.current], currentWork: options.current, autoAttempts: 2, updatedAt: 0 };
   else h.state.value.sessions.s1 = { touched: [], autoAttempts: 2, updatedAt: 0 };
-  const queue = vi.fn(async () => options.queue ?? view([]));
+  const queue = vi.fn(async (..._args: unknown[]) => options.queue ?? view([]));
   const currentWork = vi.fn(async (sessionId: string) => {
     const key = h.state.value.sessions[sessionId]?.currentWork;
     return key ? h.state.value.works[key] : undefined;
@@ -39,7 +39,7 @@ function setup(options: { config?: DidaTodoConfig; works?: WorkRecord[]; current
   const engine = { queue, currentWork, deps: { state: h.state, now: () => h.clock.now() } };
   const binding = new LiveBinding(h.deps);
   const counter = new StretchCounter(h.deps);
-  const agent = fakeAgent('s1', { cwd: CWD }) as FakeAgent & { cancel?: ReturnType<typeof vi.fn> };
+  const agent: FakeAgent = fakeAgent('s1', { cwd: CWD });
   let track: AgentTrack | undefined = h.deps.tracker.add(agent);
   const slash = new SlashCommands({
     deps: h.deps,
@@ -241,9 +241,10 @@ describe('/dida pause and resume without a Work to change', () => {
     expect(await t.ask('resume')).toEqual({ kind: 'error', text: 'This session has no current Work.' });
     const waiting = setup({ current: 'a', works: [work('a', ['pending'], { title: 'Fix\nlogin', waiting: { reason: 'q', previousPriority: 3, applied: true, since: 0 } as never })] });
     waiting.agent.status = 'running';
-    waiting.agent.cancel = vi.fn();
+    const cancel = vi.fn();
+    waiting.agent.cancel = cancel as never;
     expect(await waiting.ask('pause')).toEqual({ kind: 'success', text: '"Fix login" is already waiting for you; /dida resume carries on.' });
-    expect(waiting.agent.cancel).not.toHaveBeenCalled();
+    expect(cancel).not.toHaveBeenCalled();
     const open = setup({ current: 'a', works: [work('a', ['pending'])] });
     expect(await open.ask('resume')).toEqual({ kind: 'error', text: '"Work a" is neither paused nor waiting for you.' });
     expect(open.state.value.sessions.s1!.autoAttempts).toBe(2);
