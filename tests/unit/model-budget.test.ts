@@ -27,6 +27,8 @@ describe('withinBudget', () => {
     expect(kept.length % family.length).toBe(0);
     expect(cut).toBe(`${kept} … (${text.length - kept.length} more characters in Dida)`);
     expect(withinBudget('z'.repeat(30), 5)).toBe(' … (30 more characters in Dida)');
+    // An ellipsis inside the kept text stays; only the cut's own is replaced by the marker.
+    expect(withinBudget(`a…b${'c'.repeat(100)}`, 50)).toBe(`a…b${'c'.repeat(15)} … (85 more characters in Dida)`);
   });
 
   it('has a cap for every kind of text a result carries', () => {

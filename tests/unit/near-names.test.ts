@@ -44,6 +44,9 @@ describe('nearListNames', () => {
     expect(nearListNames('work', lists)).toEqual(['Work', 'WORK!', 'Worx']);
     expect(nearListNames('Work', lists)).toEqual(['WORK!', 'Worx']);
     expect(nearListNames('工作清丹', lists)).toEqual(['工作清单']);
+    // Closest first, whatever order the lists come in.
+    expect(nearListNames('work', ['Worx', 'WORK!', 'Home'])).toEqual(['WORK!', 'Worx']);
+    expect(nearListNames('release notes x', ['relaese notes y', 'release notes y', 'Release Notes X!'])).toEqual(['Release Notes X!', 'release notes y', 'relaese notes y']);
   });
 
   it('allows more edits for longer names, none for very short ones', () => {

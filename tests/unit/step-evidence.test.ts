@@ -151,6 +151,22 @@ describe('recordEvidence', () => {
     expect(log).toEqual(['could not read the repository (branch and remote): git remote broke', 'could not read the repository (commits): git since broke']);
   });
 
+  it('a failing git without a log still gives no HEAD and never fails', async () => {
+    const quiet = { evidence: repo({ fail: ['head'] }) } as unknown as EngineDeps;
+    expect(await headBefore(quiet, '/repo', [{ op: 'update', step: 's', status: 'in_progress' }])).toBeUndefined();
+  });
+
+  it('only completed steps get commits: a skipped or deleted one beside it gets none', async () => {
+    const r = repo({ since: { h0: [commit('c1')] } });
+    const done = makeStep({ id: 'a', title: 'a' });
+    const skipped = makeStep({ id: 'b', title: 'b' });
+    const deleted = makeStep({ id: 'c', title: 'c' });
+    await recordEvidence(deps(r), makeWork([done, skipped, deleted], { repoHead: 'h0' }), [t(skipped, 'skipped'), t(deleted, 'deleted'), t(done, 'completed')], '/repo', 'h5');
+    expect(done.evidence).toEqual({ commits: [commit('c1')], moreCommits: 0 });
+    expect(skipped.evidence).toBeUndefined();
+    expect(deleted.evidence).toBeUndefined();
+  });
+
   it('does nothing without a repository reader', async () => {
     const a = makeStep({ id: 'a', title: 'a' });
     const work = makeWork([a]);
