@@ -1,8 +1,7 @@
 // The shared moves of every Work operation (src/core/work/work-io.ts): keys, step ids, the revision check of a save and
-// a restore, the retries of withWork, and over the simulator (kind quirks) a 404 confirmed before a task counts as
+// a restore, the retries of withWork, and over the simulator (every variant) a 404 confirmed before a task counts as
 // deleted, completing the bundle's own tasks that may be gone, and the comments of a task that may be gone.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startSimulator } from '../../src/sim/simulator';
 import { LockLostError } from '../../src/core/work/task-writer';
 import {
   commentsIfAny,
@@ -170,12 +169,11 @@ describe('tasks that may be gone', () => {
   let h: EngineHarness;
   let projectId: string;
   beforeEach(async () => {
-    h = await startEngineHarness({ sim: await startSimulator({}) });
+    h = await startEngineHarness();
     projectId = h.sim.seedProject({ name: 'io' }).id;
   });
   afterEach(async () => {
     await h.close();
-    await h.sim.close();
   });
 
   async function adopted() {
