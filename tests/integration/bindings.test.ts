@@ -117,7 +117,7 @@ describe('binding by name', () => {
       `No open Dida list has exactly that name, but one is close to it (${near.id}): probably a typo. Ask the person which list they mean and bind it by list_id, or pass create: true only if they want a new list.`,
     );
     expect(one.forPeople).toBe('No open Dida list is named "工作清丹", but "工作清单" is close: probably a typo. Bind that list, or add --create for a new list named "工作清丹".');
-    const lists = ['Release', 'Releases', 'Relase', 'Relea', 'release!'].map((name) => h.sim.seedProject({ name }));
+    const lists = ['Release', 'Releases', 'Relase', 'Relea', 'release!', 'Releasx', 'Xeleas'].map((name) => h.sim.seedProject({ name }));
     h.sim.seedProject({ name: 'Releasd', closed: true });
     const many = (await refusal(bindList(h.gateway, config, '/r', { name: 'Releas' }))) as NearListNameError;
     expect(many.near).toHaveLength(3);
@@ -126,6 +126,25 @@ describe('binding by name', () => {
     const ids = many.message.slice(many.message.indexOf('(') + 1, many.message.indexOf(')')).split(', ');
     expect(ids).toEqual(many.near.map((n) => lists.find((p) => p.name === n)?.id));
     expect(config.current.bindings).toEqual([]);
+  });
+});
+
+describe('what a bind keeps', () => {
+  it('a name is kept on one line; a directory does not take the tag of another directory of the list', async () => {
+    const config = memoryConfig();
+    const made = await bindList(h.gateway, config, '/a', { name: '新\n清单' });
+    expect(made.project.name).toBe('新 清单');
+    const list = h.sim.seedProject({ name: 'l' });
+    await bindList(h.gateway, config, '/b', { id: list.id }, { tag: 'web' });
+    const other = await bindList(h.gateway, config, '/c', { id: list.id });
+    expect(other.binding).toEqual({ cwd: '/c', projectId: list.id, label: 'l' });
+  });
+
+  it('an archived list with a close name is no reason to refuse a new list', async () => {
+    const config = memoryConfig();
+    h.sim.seedProject({ name: '工作清单', closed: true });
+    const made = await bindList(h.gateway, config, '/r', { name: '工作清丹' });
+    expect(made).toMatchObject({ created: true, project: { name: '工作清丹' } });
   });
 });
 

@@ -41,6 +41,12 @@ describe('pause and resume by the person', () => {
     });
     expect(await pauseCurrentWork(h.deps, S)).toEqual({ status: 'no_current_work' });
     expect(await resumeCurrentWork(h.deps, S)).toEqual({ status: 'no_current_work' });
+    // A session whose current Work is no longer recorded.
+    await h.deps.state.update((s) => {
+      delete s.works[task.id];
+    });
+    expect(await pauseCurrentWork(h.deps, S)).toEqual({ status: 'no_current_work' });
+    expect(await resumeCurrentWork(h.deps, S)).toEqual({ status: 'no_current_work' });
   });
 
   it('pauses the current Work once, and resumes it once', async () => {
@@ -80,10 +86,15 @@ describe('the spend stop', () => {
     expect(reminder?.content).toContain(words);
   });
 
-  it('in English, tokens in k', async () => {
+  it('in English, tokens in k and minutes as they are', async () => {
     const { list, task } = await currentWork();
     await stopForSpend({ ...h.deps, locale: getLocale('en') }, task.id, { what: 'tokens', scope: 'work', used: 12_345, limit: 10_000 });
     expect(reminders(list.id)[0]?.content).toContain('This Work has used 12.3k tokens, reaching its limit of 10k (maxTokensPerWork)');
+    const other = h.sim.seedTask({ projectId: list.id, title: '长任务', priority: 3 });
+    await h.engine.sync(list.id);
+    await stopForSpend({ ...h.deps, locale: getLocale('en') }, other.id, { what: 'minutes', scope: 'work', used: 1_500, limit: 1_200 });
+    const reminder = reminders(list.id).find((t) => t.content?.includes('1500 minutes'));
+    expect(reminder?.content).toContain('This Work has run for 1500 minutes, reaching its limit of 1200 minutes (maxMinutesPerWork)');
   });
 });
 
@@ -119,6 +130,10 @@ describe('usage records', () => {
     expect(await usageTarget(h.deps, S)).toBe(task.id);
     await h.deps.state.update((s) => {
       s.works[task.id]!.phase = 'closed';
+    });
+    expect(await usageTarget(h.deps, S)).toBeUndefined();
+    await h.deps.state.update((s) => {
+      delete s.works[task.id];
     });
     expect(await usageTarget(h.deps, S)).toBeUndefined();
   });
