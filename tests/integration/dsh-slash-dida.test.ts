@@ -109,3 +109,29 @@ describe('/dida bind and unbind', () => {
     expect(t.track.binding).toBeUndefined();
   });
 });
+
+describe('/dida edges over Dida', () => {
+  it('--create counts only as the first word; the new list is named without the spaces around it', async () => {
+    const t = await setup({ bindTo: 'none' });
+    // Not a flag after the name: the whole argument is the list's name.
+    expect(await t.ask('bind 产品迭代x --create')).toEqual({ kind: 'success', text: 'Created the list "产品迭代x --create" and bound /p to it.' });
+    expect(eh.sim.listProjects().map((p) => p.name)).toContain('产品迭代x --create');
+    expect((await t.ask('bind --create   新清单  ')).kind).toBe('success');
+    expect(eh.sim.listProjects().map((p) => p.name)).toContain('新清单');
+  });
+
+  it('several near lists are named, joined by "or"', async () => {
+    const t = await setup({ bindTo: 'none' });
+    eh.sim.seedProject({ name: '产品迭带' });
+    const near = await t.ask('bind 产品迭');
+    expect(near.text).toMatch(/「产品迭[代带]」 or 「产品迭[代带]」/);
+  });
+
+  it('pausing a running turn of an agent that has no cancel logs nothing', async () => {
+    const t = await setup();
+    t.agent.status = 'running';
+    delete t.agent.cancel;
+    expect((await t.ask('pause')).kind).toBe('success');
+    expect(t.logs).toEqual([]);
+  });
+});

@@ -290,3 +290,27 @@ describe('/dida bind and unbind without Dida', () => {
     expect(await child.ask('unbind')).toEqual({ kind: 'error', text: '/p is bound through its parent /; unbind it there: dida-todo unbind --cwd /' });
   });
 });
+
+describe('/dida answers, exactly', () => {
+  it('status and queue answers are successes of several lines', async () => {
+    const t = setup({ queue: view(['a']) });
+    const status = await t.ask('status');
+    expect(status.kind).toBe('success');
+    expect(status.text!.split('\n')).toHaveLength(4);
+    const queue = await t.ask('queue');
+    expect(queue.kind).toBe('success');
+    expect(queue.text).toBe('Queue of "list": 1 executable of 1 open\n1. [medium] Work a');
+  });
+
+  it('a run of control characters becomes one space, and the ends are trimmed', async () => {
+    const t = setup({ queue: view([], [{ taskId: 'z', title: '\u0007 a\u0000\u0007\u200e\u202eb \u0001', reason: 'closed' }]) });
+    expect((await lines(t, 'queue'))[1]).toBe('– [medium] a b — closed');
+  });
+
+  it('a failure to reach Dida while binding is answered with its own message', async () => {
+    const t = setup({ config: bound('/elsewhere') });
+    (t.slash as unknown as { parts: { runtime: unknown } }).parts.runtime = { gateway: async () => Promise.reject(new Error('no token configured')), config: t.config };
+    expect(await t.ask('bind 工作')).toEqual({ kind: 'error', text: 'Not done: no token configured' });
+    expect(t.logs).toEqual(['/dida bind failed: no token configured']);
+  });
+});
