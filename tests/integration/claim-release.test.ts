@@ -97,6 +97,23 @@ describe('reportExpiredClaim', () => {
     expect(claim.at).toBeGreaterThan(at - 40 * 60_000);
   });
 
+  it('a recorded claim with no claim comment in Dida is forgotten without a word', async () => {
+    const list = h.sim.seedProject({ name: 'l' });
+    const task = h.sim.seedTask({ projectId: list.id, title: '修复登录', priority: 3 });
+    await h.engine.sync(list.id);
+    const other = h.sim.seedTask({ projectId: list.id, title: '另一个', priority: 3 });
+    await h.engine.sync(list.id);
+    await h.engine.switchTo(S, list.id, other.id);
+    const claim = (await h.state()).works[other.id]!.claim!;
+    await h.deps.state.update((s) => {
+      s.works[task.id]!.claim = claim;
+    });
+    h.clock.now = claim.at + 31 * 60_000;
+    expect(await reportExpiredClaim(h.deps, task.id)).toBe(false);
+    expect(titles(task.id)).toEqual([]);
+    expect((await h.state()).works[task.id]?.claim).toBeUndefined();
+  });
+
   it('a claim its holder already released is forgotten without a word', async () => {
     const { task } = await claimed();
     const at = (await h.state()).works[task.id]!.claim!.at;

@@ -56,6 +56,8 @@ describe('holderLiveHere', () => {
     expect(holderLiveHere(state, 'laptop#abc123', 'box', alive)).toBe(false);
     expect(holderLiveHere(state, 'boxy#abc123', 'box', alive)).toBe(false);
     expect(holderLiveHere(state, 'abc123', 'box', alive)).toBe(false);
+    // A host label of the same length is still another host.
+    expect(holderLiveHere(state, 'lap#abc123', 'box', alive)).toBe(false);
   });
 });
 

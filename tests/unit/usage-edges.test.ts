@@ -171,6 +171,8 @@ describe('overLimit', () => {
     expect(overLimit(w, { ...off, maxMinutesPerWork: 1, maxTokensPerRound: 1 })).toMatchObject({ what: 'minutes', scope: 'work' });
     expect(overLimit(w, { ...off, maxTokensPerRound: 1, maxMinutesPerRound: 1 })).toMatchObject({ what: 'tokens', scope: 'round' });
     expect(overLimit(w, off)).toBeUndefined();
+    // A Work with nothing recorded is within every limit.
+    expect(overLimit({}, { ...off, maxTokensPerWork: 1 })).toBeUndefined();
   });
 
   it('counts a round only for its own round, and the allowance of an earlier round not against the new one', () => {
