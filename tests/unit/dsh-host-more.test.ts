@@ -9,7 +9,7 @@ import { emptyEngineState, type EngineState } from '../../src/core/work/work-sta
 import { DshHost } from '../../src/dsh/dsh-host';
 import { RowConfig } from '../../src/dsh/row-config';
 import type { Runtime } from '../../src/wiring/runtime';
-import { bound, eventually, FakeClock, fakeAgent, fakeEngine, flush, memoryConfig, memoryState, work, type FakeAgent } from '../helpers/dsh-fakes';
+import { bound, eventually, FakeClock, fakeAgent, fakeEngine, flush, memoryConfig, memoryState, personSays, work, type FakeAgent } from '../helpers/dsh-fakes';
 import { fakeHost } from '../helpers/dsh-host-fake';
 
 const CWD = '/work/project';
@@ -109,3 +109,23 @@ describe('agent/status', () => {
     await eventually(() => !('pauseSeen' in (t.store.value.sessions.s1 as Record<string, unknown>)));
   });
 });
+
+describe("a person's message", () => {
+  it("right after the session started reuses the session's read of the list, and ends waits with its reason", async () => {
+    const t = setup();
+    const agent = await t.create('s1');
+    expect(t.engine.sync).toHaveBeenCalledTimes(1);
+    const before = t.plugin.tracker.get('s1')!.humanSignal.signal;
+    t.host.emit('agent/inbox/inserted', { agent, message: personSays('hello') });
+    await flush();
+    expect(t.engine.sync).toHaveBeenCalledTimes(1);
+    expect((before.reason as Error).message).toBe('a person wrote');
+    expect(t.plugin.tracker.get('s1')!.humanCount).toBe(1);
+    // A later message reads again.
+    await t.clock.advance(6_000);
+    t.host.emit('agent/inbox/inserted', { agent, message: personSays('again') });
+    await flush();
+    expect(t.engine.sync).toHaveBeenCalledTimes(2);
+  });
+});
+
