@@ -153,6 +153,7 @@ describe('todo on the current Work', () => {
 
   it('list shows the Work and its steps', async () => {
     const r = await todo({ action: 'list' });
+    expect(r.code).toBe('ok');
     expect(r.message).toBe(`The current Work is ${key}.`);
     expect(r.detail?.split('\n')[0]).toBe(`Work ${key} (priority medium, created by the agent) — 0/3 steps settled.`);
     expect(fenced(r.detail)).toBe('Title: 当前\nSteps:\n- s1 [pending] one\n- s2 [pending] two\n- s3 [pending] three');

@@ -77,6 +77,8 @@ describe('todo_work list', () => {
   it('counts the Works waiting for the person', async () => {
     await call('todo', { action: 'create', work_title: '等人', steps: [{ title: 'a' }] });
     h.sim.seedTask({ projectId: listId, title: '别的', priority: 3 });
+    // A draft (priority none) is skipped too, but it is not waiting for the person.
+    h.sim.seedTask({ projectId: listId, title: '草稿', priority: 0 });
     await work({ action: 'wait_for_human', reason: '需要权限' });
     const r = await work({ action: 'list' });
     expect(r.message).toBe('1 executable Work(s). 1 Work(s) are waiting for the person.');
@@ -131,6 +133,7 @@ describe('todo_work refresh', () => {
     await work({ action: 'switch', work: id });
     h.sim.editTask(id, { title: 'C（改）' });
     const r = await work({ action: 'refresh' });
+    expect(r.code).toBe('ok');
     expect(r.message).toBe('Refreshed: 3 open task(s), 0 new, 1 changed by the person.');
     expect(r.detail?.split('\n')[0]).toBe(`Work ${id} (priority medium, written by the person in Dida) — 0/1 steps settled.`);
     expect(fenced(r.detail)[0]).toContain('Title: C（改）');
