@@ -126,6 +126,21 @@ describe('finalizing when the answer lost checklist items', () => {
     expect(h.sim.getTask(task.id)?.desc).toContain('补充：也检查日志');
   });
 
+  it('an item the person deleted is not expected in the answer', async () => {
+    const task = await settledWithPendingText();
+    const kept = h.sim.getTask(task.id)!.items!.filter((i) => i.title !== '三');
+    h.sim.editTask(task.id, { items: kept });
+    await h.engine.sync(projectId);
+    expect((await h.state()).works[task.id]!.steps.find((s) => s.title === '三')?.status).toBe('deleted');
+    await h.deps.state.update((s) => {
+      s.works[task.id]!.pendingDesc = '再补充一句';
+    });
+    relay.keep.items = 2;
+    expect((await finalizeWork(h.deps, task.id)).status).toBe('finalized');
+    expect(relay.keep.hits).toBe(1);
+    expect(h.sim.getTask(task.id)?.status).toBe(2);
+  });
+
   it('an answer with no items at all is caught too', async () => {
     const task = await settledWithPendingText();
     relay.keep.items = 0;
