@@ -106,6 +106,23 @@ describe('personQueue', () => {
     expect(looked.get(mine.id)?.holder).toEqual({ host: 'test-host', session: 'other1' });
   });
 
+  it('fields of one reason only: a held draft names no holder, a paused Work routed elsewhere is not shown paused', async () => {
+    const draft = h.sim.seedTask({ projectId, title: '草稿', priority: 0 });
+    const routed = h.sim.seedTask({ projectId, title: '别处', priority: 3, tags: ['api'] });
+    const hashed = h.sim.seedTask({ projectId, title: '无主机', priority: 3 });
+    await h.engine.sync(projectId);
+    await setClaim(draft.id, 'test-host#other1');
+    await setClaim(hashed.id, '#s1');
+    await pauseForPerson(h.deps, routed.id, { by: 'command' }, () => '已暂停');
+    const entries = new Map((await personQueue(h.engine, projectId, { route: { others: ['api'] } })).entries.map((e) => [e.key, e]));
+    expect(entries.get(draft.id)?.reason).toBe('draft');
+    expect(entries.get(draft.id)).not.toHaveProperty('holder');
+    expect(entries.get(routed.id)?.reason).toBe('routed');
+    expect(entries.get(routed.id)).not.toHaveProperty('paused');
+    expect(entries.get(hashed.id)).toMatchObject({ reason: 'claimed', holder: { host: '#s1' } });
+    expect(entries.get(hashed.id)?.holder).not.toHaveProperty('session');
+  });
+
   it('at most MAX_HOLDER_READS Works are looked up; a failed or empty look-up names no holder, and a failure is logged', async () => {
     const own = h.sim.seedTask({ projectId, title: '自己的', priority: 3 });
     const held = Array.from({ length: MAX_HOLDER_READS + 2 }, (_, i) => h.sim.seedTask({ projectId, title: `远处 ${i}`, priority: 3 }));
