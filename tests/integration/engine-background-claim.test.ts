@@ -21,7 +21,7 @@ describe('a claim posted in the background', () => {
     logs = [];
     h.deps.log = (line) => logs.push(line);
     waits = [];
-    const real = globalThis.setTimeout;
+    const real = globalThis.setTimeout as unknown as (fn: () => void, ms?: number, ...args: unknown[]) => ReturnType<typeof setTimeout>;
     vi.spyOn(globalThis, 'setTimeout').mockImplementation(((fn: () => void, ms?: number, ...args: unknown[]) => {
       // Only a wait asked for by the engine itself (the nearest caller outside this file and the test runner).
       const caller = (new Error().stack ?? '').split('\n').slice(1).find((line) => !line.includes('engine-background-claim') && !line.includes('node_modules'));
