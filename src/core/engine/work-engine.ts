@@ -280,7 +280,8 @@ export class WorkEngine {
 
   /**
    * The session waits for a model limit's reset: says once on its current Work when it carries on by itself (the time
-   * in the account's zone). False when there is no open current Work, or it said so already for this reset.
+   * in the account's zone). False when there is no open current Work, or the same words for this reset still wait in
+   * the outbox (once posted, a second call would post them again: the caller asks once per reset).
    */
   async noteWaitUntil(sessionId: string, until: number): Promise<boolean> {
     const work = await this.currentWork(sessionId);
