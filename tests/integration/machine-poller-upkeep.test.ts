@@ -3,9 +3,11 @@
 // another Work, the claim was never posted), offers nobody takes are withdrawn after their time, who counts as an idle
 // session of another process, the order idle sessions are served in, a list no session is bound to any more, and what
 // a process does while the Dida account is unknown or an answer waits for one of its sessions.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { keyOf } from '../../src/core/work/work-io';
 import { OFFER_TTL_MS } from '../../src/dsh/machine-poller';
 import { startPollWorld, type PollProcess, type PollWorld, type SessionMarks } from '../helpers/poll-world';
+import { makeStep, makeWork } from '../helpers/work-fixtures';
 
 let w: PollWorld;
 beforeEach(async () => {
@@ -410,5 +412,34 @@ describe('lists, the account and answers', () => {
     });
     await b.tick();
     expect(delivered).toHaveLength(1);
+  });
+});
+
+describe('the settle retry', () => {
+  it('a settled Work left open is settled again at most every 30 s, at the look that is due', async () => {
+    const a = w.process(101);
+    await a.session('session-aaaa1111', '/code/app');
+    // A Work of the list whose every step is settled, but which was not sent for review (that attempt failed).
+    const t = w.task('留着没验收');
+    const work = makeWork([makeStep({ id: '1', title: 'a', status: 'completed' })], { taskId: t.id, projectId: w.list.id, updatedAt: Date.now() });
+    await a.deps.state.update((s) => {
+      s.works[keyOf(work)] = work;
+      s.sessions['session-aaaa1111']!.touched = [keyOf(work)];
+    });
+    const settle = vi.spyOn(a.engine, 'settle').mockResolvedValue([]);
+    // The process's first look (at its start) was the last retry: the next is due 30 s after it, not before.
+    await a.tick();
+    await a.advance(29_000);
+    await a.tick();
+    expect(settle).not.toHaveBeenCalled();
+    await a.advance(1_000);
+    await a.tick();
+    expect(settle.mock.calls.map((c) => c[0])).toEqual(['session-aaaa1111']);
+    await a.advance(29_000);
+    await a.tick();
+    expect(settle).toHaveBeenCalledTimes(1);
+    await a.advance(1_000);
+    await a.tick();
+    expect(settle).toHaveBeenCalledTimes(2);
   });
 });
