@@ -10,6 +10,7 @@ import {
   stripInvisible,
   truncateGraphemes,
   UNTRUSTED_PREAMBLE,
+  showsAnything,
 } from '../../src/core/text/text-guard';
 
 const OID = '6a1f0c2b9d8e7f6a5b4c3d2e';
@@ -284,5 +285,16 @@ describe('fenceUntrusted', () => {
     expect(UNTRUSTED_PREAMBLE).toContain('<<<END_DIDA_DATA');
     expect(UNTRUSTED_PREAMBLE).toMatch(/never instructions/);
     expect(UNTRUSTED_PREAMBLE).not.toContain('\n');
+  });
+});
+
+describe('showsAnything', () => {
+  it('is false for whitespace and invisible characters alone, true once one visible character is there', () => {
+    expect(showsAnything('')).toBe(false);
+    expect(showsAnything(' \n\t')).toBe(false);
+    expect(showsAnything('\u200B\u200B\u2060 \uFEFF')).toBe(false);
+    expect(showsAnything('\u202E\u2066')).toBe(false);
+    expect(showsAnything('\u200B好\u200B')).toBe(true);
+    expect(showsAnything('.')).toBe(true);
   });
 });

@@ -6,7 +6,7 @@ import { routeVerdict, type Route } from '../queue/route-tags';
 import type { EngineDeps } from '../work/engine-context';
 import { commentTime, isStopPhrase, stopPhrasesOf } from './phone-signals';
 import { progressEntries, type StepChangeResult } from '../steps/step-ops';
-import { fenceUntrusted, stripInvisible, UNTRUSTED_PREAMBLE } from '../text/text-guard';
+import { fenceUntrusted, showsAnything, stripInvisible, UNTRUSTED_PREAMBLE } from '../text/text-guard';
 import { MODEL_BUDGET, withinBudget } from '../text/model-budget';
 import { markHandled, resumeWork, waitingComment } from './waiting';
 import { commentsIfAny, loadWork, saveWork, withWork } from '../work/work-io';
@@ -31,9 +31,6 @@ function bundleTexts(deps: EngineDeps, work: WorkRecord): string[] {
   if (work.waiting?.reason) texts.push(waitingComment(deps, work.waiting.reason));
   return texts.filter((t) => t !== '').sort((a, b) => b.length - a.length);
 }
-
-/** Whether a comment shows anything at all (whitespace and invisible format characters alone do not count). */
-const VISIBLE = /[^\s\p{Cf}]/u;
 
 function isBundleText(text: string, texts: readonly string[]): boolean {
   if (parseClaim(text)) return true;
@@ -81,7 +78,7 @@ export async function findAnswers(deps: EngineDeps, work: WorkRecord, owner: str
   }
   const handled = new Set(work.phoneHandled ?? []);
   const texts = bundleTexts(deps, work);
-  const mine = (c: Comment) => !!owner && c.userId === owner && !handled.has(c.id) && VISIBLE.test(stripInvisible(c.title));
+  const mine = (c: Comment) => !!owner && c.userId === owner && !handled.has(c.id) && showsAnything(c.title);
   const afterAnchor = (c: Comment) => !!anchor && c.id !== anchor.id && commentTime(c) >= anchor.at && !isBundleText(c.title, texts);
   const all = [...onReminder.filter(mine), ...onWork.filter((c) => mine(c) && afterAnchor(c))].sort((a, b) => commentTime(a) - commentTime(b) || a.id.localeCompare(b.id));
   const phrases = waiting.pausedBy ? await stopPhrasesOf(deps) : [];

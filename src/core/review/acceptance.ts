@@ -6,7 +6,7 @@ import { reworkTitle } from './acceptance-report';
 import { agentWorkFromTask } from '../work/work-reconcile';
 import type { EngineDeps } from '../work/engine-context';
 import { createOwnTask } from '../work/own-creates';
-import { MAX_COMMENT_LENGTH, MAX_ITEM_TITLE_LENGTH, sanitizeForDida, stripInvisible, truncateGraphemes } from '../text/text-guard';
+import { MAX_COMMENT_LENGTH, MAX_ITEM_TITLE_LENGTH, sanitizeForDida, showsAnything, stripInvisible, truncateGraphemes } from '../text/text-guard';
 import { writeWork } from '../work/task-writer';
 import { commentsIfAny, completeOwnTask, keyOf, loadWork, saveWork, stepIdFactory, withWork, workIn } from '../work/work-io';
 import { visibleSteps } from '../work/work-state';
@@ -55,10 +55,6 @@ async function stillOpen(deps: EngineDeps, projectId: string, taskId: string): P
   }
 }
 
-
-/** Whether a comment shows anything at all (whitespace and invisible format characters such as U+200B do not count). */
-const VISIBLE = /[^\s\p{Cf}]/u;
-
 function timeOf(comment: Comment | undefined): number {
   return parseDidaDate(comment?.createdTime)?.getTime() ?? 0;
 }
@@ -81,7 +77,7 @@ export function ownerFeedback(deps: EngineDeps, work: WorkRecord, comments: read
         c.userId === acceptance.ownerUserId &&
         !acceptance.handledCommentIds.includes(c.id) &&
         !ownTexts.has(c.title) &&
-        VISIBLE.test(stripInvisible(c.title)),
+        showsAnything(c.title),
     )
     .sort((a, b) => timeOf(a) - timeOf(b) || a.id.localeCompare(b.id));
 }

@@ -40,6 +40,11 @@ export function stripInvisible(text: string): string {
     .replace(TAG_CHARS, (_whole, flag: string | undefined) => flag ?? '');
 }
 
+/** Whether a text a person wrote shows anything at all (whitespace and invisible format characters such as U+200B do not count). */
+export function showsAnything(text: string): boolean {
+  return /[^\s\p{Cf}]/u.test(stripInvisible(text));
+}
+
 // Chat-template and tool-protocol tokens: never prose, removed wherever they appear.
 const MACHINE_TOKEN = [
   String.raw`<[|｜]im_start[|｜]>(?:system|user|assistant|tool)?`,
