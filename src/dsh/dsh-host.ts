@@ -371,11 +371,12 @@ export class DshHost {
 
   async dispose(): Promise<void> {
     this.lifetime.abort(new Error('dida-todo is unloading'));
-    this.poller.close();
-    this.machinePoller?.close();
-    const pending = this.tracker.all().flatMap((t) => [...t.background]);
+    const pending: Promise<unknown>[] = [this.poller.close(), this.machinePoller?.close() ?? Promise.resolve()];
+    pending.push(...this.tracker.all().flatMap((t) => [...t.background]));
     for (const track of this.tracker.all()) this.tracker.remove(track.sessionId);
-    await Promise.race([Promise.allSettled(pending), new Promise((resolve) => setTimeout(resolve, 5_000).unref?.())]);
+    let bound: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.allSettled(pending), new Promise((resolve) => (bound = setTimeout(resolve, 5_000)).unref?.())]);
+    clearTimeout(bound);
     await this.runtime.close();
   }
 }

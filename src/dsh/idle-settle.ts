@@ -19,7 +19,12 @@ export class IdleSettle {
 
   /** Settles in the agent's maintenance slot (a one-shot host waits for it before exiting), bounded to 60 s. */
   onIdle(track: AgentTrack): void {
-    const bounded = () => Promise.race([this.settle(track), this.deps.clock.wait(SETTLE_BUDGET_MS, [this.deps.lifetime])]);
+    const bounded = () => {
+      const settling = this.settle(track);
+      // Disposal waits for the settle itself: the unload's abort ends the 60-s bound at once, not the settle's writes.
+      inBackground(track, settling, this.deps.log, 'settling the session');
+      return Promise.race([settling.catch(() => undefined), this.deps.clock.wait(SETTLE_BUDGET_MS, [this.deps.lifetime])]);
+    };
     try {
       if (track.agent.runMaintenance) {
         inBackground(track, track.agent.runMaintenance(() => bounded()), this.deps.log, 'settling the session');
@@ -28,7 +33,7 @@ export class IdleSettle {
     } catch {
       // The agent already has other work queued; settle in the background instead.
     }
-    inBackground(track, bounded(), this.deps.log, 'settling the session');
+    void bounded();
   }
 
   /**

@@ -49,6 +49,7 @@ export class MachinePoller {
   private pace: PollPace = { baseMs: 20_000, ceilingMs: 10 * 60_000 };
   private stop: (() => void) | undefined;
   private ticking: Promise<void> | undefined;
+  private closed = false;
   private sweptAt = -Infinity;
   private settledAt = 0;
   private accountFailure: string | undefined;
@@ -80,10 +81,13 @@ export class MachinePoller {
     void this.tick();
   }
 
-  close(): void {
+  /** Stops polling; resolves once the look and polls under way have ended and its locks are released. */
+  async close(): Promise<void> {
+    this.closed = true;
     this.stop?.();
     this.stop = undefined;
-    this.election.close();
+    await Promise.allSettled([this.ticking, this.polled()]);
+    await this.election.close();
   }
 
   /** Whether this process polls `projectId` for the machine now. */
@@ -93,6 +97,7 @@ export class MachinePoller {
 
   /** One look (a look already running is joined). */
   tick(): Promise<void> {
+    if (this.closed) return Promise.resolve();
     this.ticking ??= this.look()
       .catch((error: unknown) => this.deps.log(`polling for new work failed (will retry): ${messageOf(error)}`))
       .finally(() => (this.ticking = undefined));
@@ -145,10 +150,7 @@ export class MachinePoller {
     }
   }
 
-  /**
-   * Records, for this process's bound sessions, that they live here and take part in the machine's polling (written
-   * once per session; again when the record went missing, e.g. pruned by a sync, so the leader keeps seeing them).
-   */
+  /** Marks this process's bound sessions as living here and polling with the machine (again if the mark went missing). */
   private async markReady(state: EngineState): Promise<void> {
     const missing = this.own().filter((t) => {
       const record = state.sessions[t.sessionId] as MarkedRecord | undefined;

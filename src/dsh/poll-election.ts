@@ -17,6 +17,8 @@ export class PollElection {
   private readonly triedAt = new Map<string, number>();
   private readonly trying = new Map<string, Promise<boolean>>();
   private closed = false;
+  /** The lock operations under way (taking, holding, releasing), awaited by close(). */
+  private readonly locks = new Set<Promise<void>>();
 
   constructor(
     private readonly lockDir: string,
@@ -49,7 +51,7 @@ export class PollElection {
     const attempt = new Promise<boolean>((resolve) => {
       let release = () => undefined as void;
       const hold = new Promise<void>((done) => (release = done));
-      withLock(
+      const locked = withLock(
         this.lockDir,
         `poll-${key}`,
         async ({ compromised }) => {
@@ -66,6 +68,8 @@ export class PollElection {
         if (!(error instanceof LockTimeoutError)) this.options.log?.(`could not take part in choosing the poller: ${error instanceof Error ? error.message : String(error)}`);
         resolve(false);
       });
+      this.locks.add(locked);
+      void locked.finally(() => this.locks.delete(locked));
     }).finally(() => this.trying.delete(key));
     this.trying.set(key, attempt);
     return attempt;
@@ -77,8 +81,10 @@ export class PollElection {
     this.held.delete(key);
   }
 
-  close(): void {
+  /** Stops leading every list; resolves once each lock it held is released on disk. */
+  async close(): Promise<void> {
     this.closed = true;
     for (const key of [...this.held.keys()]) this.resign(key);
+    while (this.locks.size > 0) await Promise.allSettled([...this.locks]);
   }
 }

@@ -66,9 +66,11 @@ export class Poller {
     this.stop = this.deps.clock.every(minutes * 60_000, () => void this.poll());
   }
 
-  close(): void {
+  /** Stops polling; resolves once a poll under way has ended. */
+  async close(): Promise<void> {
     this.stop?.();
     this.stop = undefined;
+    await this.running?.catch(() => undefined);
   }
 
   /** One poll of this process's idle bound sessions (a poll already running is joined, not repeated). */

@@ -152,6 +152,32 @@ describe('PollElection', () => {
     await expect(b.tryLead('list-3')).resolves.toBe(true);
   });
 
+  it('close resolves only once every lock it held is gone from disk (nothing of it runs after)', async () => {
+    const a = election();
+    await a.tryLead('list-1');
+    await a.tryLead('list-2');
+    const { existsSync } = await import('node:fs');
+    expect(existsSync(lockPathFor(lockDir, 'poll-list-1'))).toBe(true);
+    expect(existsSync(lockPathFor(lockDir, 'poll-list-2'))).toBe(true);
+    await a.close();
+    expect(existsSync(lockPathFor(lockDir, 'poll-list-1'))).toBe(false);
+    expect(existsSync(lockPathFor(lockDir, 'poll-list-2'))).toBe(false);
+    // Another process takes both at once, with no pause for a release still under way.
+    const b = election();
+    await expect(b.tryLead('list-1')).resolves.toBe(true);
+    await expect(b.tryLead('list-2')).resolves.toBe(true);
+  });
+
+  it('a close during a try resolves after the lock of that try is released too', async () => {
+    const a = election();
+    const trying = a.tryLead('list-1');
+    await a.close();
+    await trying;
+    const { existsSync } = await import('node:fs');
+    expect(existsSync(lockPathFor(lockDir, 'poll-list-1'))).toBe(false);
+    await expect(election().tryLead('list-1')).resolves.toBe(true);
+  });
+
   it('a close while a try is under way lets go of the lock that try gets', async () => {
     const a = election();
     const b = election();
