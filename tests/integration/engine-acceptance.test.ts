@@ -140,17 +140,20 @@ describe('review of a finalized Work', () => {
     const reworkId = (await h.state()).works[taskId]!.acceptance!.reworkTaskId!;
     expect(await lateFeedback(h.deps, taskId)).toBe(0);
     h.sim.addComment(projectId, reviewId, '第一条');
+    h.sim.addComment(projectId, reviewId, '第一条');
     h.sim.addComment(projectId, reviewId, '第二条\n细节');
-    expect(await lateFeedback(h.deps, taskId)).toBe(2);
+    expect(await lateFeedback(h.deps, taskId)).toBe(3);
     const rework = (await h.state()).works[reworkId]!;
+    // Titles already taken are numbered on: (2), then (3).
     expect(rework.steps.map((s) => [s.title, s.status, s.origin])).toEqual([
       ['第一条', 'pending', 'human'],
       ['第一条 (2)', 'pending', 'human'],
+      ['第一条 (3)', 'pending', 'human'],
       ['第二条', 'pending', 'human'],
     ]);
-    expect(rework.nextStepNumber).toBe(4);
-    expect(h.sim.getTask(reworkId)?.items?.map((i) => i.title)).toEqual(['第一条', '第一条 (2)', '第二条']);
-    expect(h.sim.getTask(reworkId)?.desc).toBe('第一条\n\n第一条\n\n第二条\n细节');
+    expect(rework.nextStepNumber).toBe(5);
+    expect(h.sim.getTask(reworkId)?.items?.map((i) => i.title)).toEqual(['第一条', '第一条 (2)', '第一条 (3)', '第二条']);
+    expect(h.sim.getTask(reworkId)?.desc).toBe('第一条\n\n第一条\n\n第一条\n\n第二条\n细节');
     expect(rework.pendingDesc).toBeUndefined();
     expect(await lateFeedback(h.deps, taskId)).toBe(0);
     // A rework Work no longer open takes no more feedback.
@@ -159,7 +162,7 @@ describe('review of a finalized Work', () => {
       s.works[reworkId]!.phase = 'closed';
     });
     expect(await lateFeedback(h.deps, taskId)).toBe(0);
-    expect((await h.state()).works[reworkId]!.steps).toHaveLength(3);
+    expect((await h.state()).works[reworkId]!.steps).toHaveLength(4);
   });
 
   it('no late feedback without a rework, and none for a Work that was never reviewed', async () => {
