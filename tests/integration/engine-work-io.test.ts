@@ -193,8 +193,18 @@ describe('tasks that may be gone', () => {
     expect((await h.state()).works[task.id]?.phase).toBe('open');
   });
 
+  it('a transient failure never closes a Work, even for a task the list no longer shows', async () => {
+    const { task, work } = await adopted();
+    h.sim.removeTask(task.id);
+    h.sim.injectFault({ route: 'GET /project/{pid}/task/{tid}', kind: 'status', status: 500 });
+    await expect(readTask(h.deps, work)).rejects.toMatchObject({ name: 'DidaError' });
+    expect((await h.state()).works[task.id]?.phase).toBe('open');
+  });
+
   it('a task deleted in Dida closes its Work as deleted', async () => {
     const { task, work } = await adopted();
+    // Another task stays in the list: the look-up is for this task, not for any.
+    h.sim.seedTask({ projectId, title: '别的' });
     h.sim.removeTask(task.id);
     await expect(readTask(h.deps, work)).rejects.toMatchObject({ code: 'work_deleted_remotely', message: `The Dida task of Work ${task.id} was deleted in Dida; call todo_work list to pick other work.` });
     expect((await h.state()).works[task.id]).toMatchObject({ phase: 'closed', outcome: 'deleted' });
@@ -220,6 +230,10 @@ describe('tasks that may be gone', () => {
 
     h.sim.injectFault({ route: 'POST /project/{pid}/task/{tid}/complete', kind: 'status', status: 500 });
     await expect(completeOwnTask(h.deps, projectId, open.id)).rejects.toMatchObject({ name: 'DidaError' });
+    // A failure other than a 404 is thrown, also for a task already completed (only a 404 is looked into).
+    const doneAlready = h.sim.seedTask({ projectId, title: '🙋 done 2', status: 2 });
+    h.sim.injectFault({ route: 'POST /project/{pid}/task/{tid}/complete', kind: 'status', status: 500 });
+    await expect(completeOwnTask(h.deps, projectId, doneAlready.id)).rejects.toMatchObject({ name: 'DidaError' });
     h.sim.injectFault({ route: 'POST /project/{pid}/task/{tid}/complete', kind: 'status', status: 404 });
     h.sim.injectFault({ route: 'GET /project/{pid}/task/{tid}', kind: 'status', status: 500 });
     await expect(completeOwnTask(h.deps, projectId, open.id)).rejects.toMatchObject({ name: 'DidaError', route: 'GET /project/{pid}/task/{tid}' });
