@@ -210,6 +210,8 @@ describe('waiting for a person', () => {
     expect((await h.state()).works[other.id]?.waiting?.applied).toBe(false);
     await resumeWork(h.deps, other.id, { explicit: true });
     expect(comments(other.id).filter((c) => c === zh.t('dida.comment.resumed'))).toEqual([]);
+    // Not even merged into the ask's own comment, which was still waiting to be posted.
+    expect(comments(other.id).filter((c) => c.includes(zh.t('dida.comment.resumed')))).toEqual([]);
     expect((await h.state()).usage[other.id]?.allowance).toBeUndefined();
   });
 });
