@@ -294,6 +294,30 @@ describe('LazyHost', () => {
       await host.dispose();
     });
 
+    it('in the same moment the failure is handed on, the host already loaded (the host hears the message first)', async () => {
+      const { host, agent } = failing();
+      const first = host.waterfall('agent/request-error', { agent, ...failure() });
+      host.emit('agent/inbox/inserted', { agent, message: person('first') });
+      await within(first, 3_000);
+      // The host is loaded: the message reaches it at once, before its own handler (after the first-load layer's
+      // await) takes its mark; only the first-load layer's mark, taken before that await, sees the message as new.
+      const answer = host.waterfall('agent/request-error', { agent, ...failure() });
+      host.emit('agent/inbox/inserted', { agent, message: person('second') });
+      expect(await within(answer, 3_000)).toBeUndefined();
+      await host.dispose();
+    });
+
+    it('a message not from the person (a plugin note) in that moment does not end it', async () => {
+      const { host, agent } = failing();
+      const first = host.waterfall('agent/request-error', { agent, ...failure() });
+      host.emit('agent/inbox/inserted', { agent, message: person('first') });
+      await within(first, 3_000);
+      const answer = host.waterfall('agent/request-error', { agent, ...failure() });
+      host.emit('agent/inbox/inserted', { agent, message: { ...person('note'), source: { kind: 'plugin' } } });
+      expect(await within(answer, 1_500)).toBe('still waiting');
+      await host.dispose();
+    });
+
     it('the control: without a message the session waits its backoff', async () => {
       const { host, agent } = failing();
       const answer = host.waterfall('agent/request-error', { agent, ...failure() });
