@@ -295,8 +295,21 @@ describe('session events', () => {
     t.state.value.sessions.s1 = { touched: [], autoAttempts: 2, updatedAt: 0 };
     t.host.emit('session/event', agent.session, { type: 'turn/end', data: {} });
     t.host.emit('session/event', agent.session, { type: 'turn/end' });
+    // Another event carrying a reason is no turn's end either.
+    t.host.emit('session/event', agent.session, { type: 'message', data: { reason: { kind: 'completed' } } });
     await flush();
     expect(t.state.value.sessions.s1!.autoAttempts).toBe(2);
+  });
+
+  it("an unbound session's todo_write writes nothing to the state", async () => {
+    const t = setup();
+    const agent = await t.create('u1', { cwd: '/somewhere/unbound' });
+    expect(t.plugin.tracker.get('u1')?.binding).toBeUndefined();
+    t.host.emit('agent/status', { agent, status: 'running' });
+    t.host.emit('session/event', agent.session, { type: 'todo/write', data: { todos: [{ content: 'x', status: 'pending' }] } });
+    await flush();
+    expect(t.plugin.tracker.get('u1')!.modelTodosOpen).toBe(1);
+    expect(t.state.value.sessions.u1).toBeUndefined();
   });
 });
 
