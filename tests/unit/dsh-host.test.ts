@@ -263,6 +263,11 @@ describe('agent/pre-step', () => {
     expect(await t.host.waterfall('agent/pre-step', { agent, turn: 1 }, async () => reject)).toBe(reject);
     const empty = { kind: 'enter', messages: [] };
     expect(await t.host.waterfall('agent/pre-step', { agent, turn: 1 }, async () => empty)).toBe(empty);
+    // A rejected step that carries messages, and a step entered without a message list, are left alone too.
+    const rejectWith = { kind: 'reject', messages: [personSays('x')] };
+    expect(await t.host.waterfall('agent/pre-step', { agent, turn: 1 }, async () => rejectWith)).toBe(rejectWith);
+    const bare = { kind: 'enter' };
+    expect(await t.host.waterfall('agent/pre-step', { agent, turn: 1 }, async () => bare)).toBe(bare);
     expect(t.plugin.tracker.get('s1')!.pendingNotes).toHaveLength(1);
     const child = await t.create('c1', { cwd: CWD, delegationDepth: 1 });
     const next = vi.fn(async () => ({ kind: 'enter', messages: [personSays('x')] }));
