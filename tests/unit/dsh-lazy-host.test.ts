@@ -65,6 +65,21 @@ describe('LazyHost', () => {
     }
   });
 
+  it('reads config.yaml again once it changed: a directory bound since then loads the host', async () => {
+    fs.writeFileSync(configPath, `bindings:\n  - cwd: ${path.join(dir, 'elsewhere')}\n    projectId: p1\n`);
+    const host = fakeHost();
+    const lazy = started(host);
+    try {
+      host.emit('agent/created', { agent: fakeAgent('session-before', { cwd: path.join(dir, 'project') }) });
+      expect(lazy.loaded).toBe(false);
+      fs.writeFileSync(configPath, `bindings:\n  - cwd: ${path.join(dir, 'project')}\n    projectId: p1\n    tag: web\n`);
+      host.emit('agent/created', { agent: fakeAgent('session-after', { cwd: path.join(dir, 'project') }) });
+      expect(lazy.loaded).toBe(true);
+    } finally {
+      await host.dispose();
+    }
+  });
+
   it('loads the host for a session whose directory (or a parent of it) config.yaml names, and hands it the hooks', async () => {
     fs.writeFileSync(configPath, `bindings:\n  - cwd: ${dir}\n    projectId: p1\n`);
     const host = fakeHost();
@@ -75,6 +90,8 @@ describe('LazyHost', () => {
       expect(lazy.loaded).toBe(true);
       // The load that started is the one returned: wait for it and for the host's first read of config.yaml.
       await lazy.load();
+      // The host adds no second prompt section: the first-load layer's one asks it.
+      expect(host.sections).toHaveLength(1);
       // Whatever restriction was placed before config.yaml was read has been lifted: the session sees every tool.
       // (The host's first read of config.yaml loads the YAML parser: on a busy machine that takes seconds.)
       const lifted = () => agent.ctx.tools.restrict.mock.results.every((placed) => (placed.value as { mock: { calls: unknown[] } }).mock.calls.length > 0);
@@ -176,6 +193,25 @@ describe('LazyHost', () => {
           marked = /"session-7":\{[^}]*"turnOpenSince":\d+/.exec(text)?.[0];
         }
         expect(marked).toBeDefined();
+      } finally {
+        await host.dispose();
+      }
+    });
+
+    it("the model's latest todo_write while the host was put off reaches the host when it loads (other events do not replace it)", async () => {
+      bind();
+      const host = oneShot();
+      const lazy = started(host);
+      try {
+        const agent = fakeAgent('session-todo', { cwd: dir });
+        host.emit('agent/created', { agent });
+        host.emit('session/event', { id: agent.id }, { type: 'todo/write', data: { todos: [{ content: 'a', status: 'pending' }] } });
+        host.emit('session/event', { id: agent.id }, { type: 'todo/write', data: { todos: [{ content: 'a', status: 'pending' }, { content: 'b', status: 'in_progress' }] } });
+        host.emit('session/event', { id: agent.id }, { type: 'message', data: {} });
+        expect(lazy.loaded).toBe(false);
+        await host.tools.find((t) => t.name === 'todo').execute({ action: 'list' }, { agent });
+        const loaded = await lazy.load();
+        expect(loaded.tracker.get('session-todo')?.modelTodosOpen).toBe(2);
       } finally {
         await host.dispose();
       }
