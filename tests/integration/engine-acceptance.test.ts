@@ -138,7 +138,16 @@ describe('review of a finalized Work', () => {
     h.sim.injectFault({ route: 'POST /project/{pid}/task/{tid}/complete', kind: 'status', status: 500 });
     await expect(processAcceptance(h.deps, taskId, true)).rejects.toBeDefined();
     const reworkId = (await h.state()).works[taskId]!.acceptance!.reworkTaskId!;
+    // Nothing new: the rework task is not written at all.
+    let writes = 0;
+    const off = h.sim.onRequest((req) => {
+      if (req.route === 'POST /task/{tid}') writes++;
+    });
+    const revBefore = (await h.state()).works[reworkId]!.rev;
     expect(await lateFeedback(h.deps, taskId)).toBe(0);
+    off();
+    expect(writes).toBe(0);
+    expect((await h.state()).works[reworkId]!.rev).toBe(revBefore);
     h.sim.addComment(projectId, reviewId, '第一条');
     h.sim.addComment(projectId, reviewId, '第一条');
     h.sim.addComment(projectId, reviewId, '第二条\n细节');
