@@ -351,10 +351,7 @@ export class MachinePoller {
     this.deps.log(`claimed Work ${key} for session ${sessionId} of another process and handed it over`);
   }
 
-  /**
-   * Offers of this list nobody will take: the session's process is gone, or it did not look for OFFER_TTL_MS. The offer
-   * is removed (unless its process took it meanwhile) and the Work's claim released, so it is in the queue again.
-   */
+  /** Offers nobody will take (process gone, or no look for OFFER_TTL_MS): removed, and the Work's claim released. */
   private async withdrawStale(projectId: string, state: EngineState, now: number): Promise<void> {
     for (const [sessionId, raw] of Object.entries(state.sessions)) {
       const record = raw as MarkedRecord;
@@ -370,8 +367,8 @@ export class MachinePoller {
   /**
    * Works of this list the poller handed to a session of this machine that nobody will carry on: the session's process
    * died before the session's turn began (no turn for crash recovery to resume), or the session is on another Work now
-   * (it went idle with this one unfinished and was handed a new one). Their claims are released at once instead of after
-   * the lease, and they are offered again.
+   * (it went idle with this one unfinished and was handed a new one). Their claims are released at once, not after the
+   * lease, and they are offered again.
    */
   private async releaseDeadHolders(projectId: string, state: EngineState): Promise<void> {
     const engine = await this.options.engine();
