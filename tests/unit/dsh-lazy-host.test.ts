@@ -306,6 +306,12 @@ describe('LazyHost', () => {
     };
     const failure = () => ({ failure: { code: 'SERVER' }, signal: new AbortController().signal });
     const within = <T,>(answer: Promise<T>, ms: number) => Promise.race([answer, settle(ms).then(() => 'still waiting' as const)]);
+    /** An earlier failure loads the host (a message of the person ends its backoff). */
+    const loadedByAFailure = async (host: ReturnType<typeof fakeHost>, agent: ReturnType<typeof fakeAgent>) => {
+      const first = host.waterfall('agent/request-error', { agent, ...failure() });
+      host.emit('agent/inbox/inserted', { agent, message: person('first') });
+      await within(first, 3_000);
+    };
 
     it('while the first-load layer is still loading the host for the failed request', async () => {
       const { host, agent } = failing();
@@ -317,10 +323,7 @@ describe('LazyHost', () => {
 
     it('while the rest of the request-error chain runs (the inbox event comes before the wait begins)', async () => {
       const { host, agent } = failing();
-      // The host is loaded already (an earlier failure loaded it).
-      const first = host.waterfall('agent/request-error', { agent, ...failure() });
-      host.emit('agent/inbox/inserted', { agent, message: person('first') });
-      await within(first, 3_000);
+      await loadedByAFailure(host, agent);
       const answer = host.waterfall('agent/request-error', { agent, ...failure() }, async () => {
         host.emit('agent/inbox/inserted', { agent, message: person('second') });
         await settle(10);
@@ -332,9 +335,7 @@ describe('LazyHost', () => {
 
     it('in the same moment the failure is handed on, the host already loaded (the host hears the message first)', async () => {
       const { host, agent } = failing();
-      const first = host.waterfall('agent/request-error', { agent, ...failure() });
-      host.emit('agent/inbox/inserted', { agent, message: person('first') });
-      await within(first, 3_000);
+      await loadedByAFailure(host, agent);
       // The host is loaded: the message reaches it at once, before its own handler (after the first-load layer's
       // await) takes its mark; only the first-load layer's mark, taken before that await, sees the message as new.
       const answer = host.waterfall('agent/request-error', { agent, ...failure() });
@@ -345,9 +346,7 @@ describe('LazyHost', () => {
 
     it('a message not from the person (a plugin note) in that moment does not end it', async () => {
       const { host, agent } = failing();
-      const first = host.waterfall('agent/request-error', { agent, ...failure() });
-      host.emit('agent/inbox/inserted', { agent, message: person('first') });
-      await within(first, 3_000);
+      await loadedByAFailure(host, agent);
       const answer = host.waterfall('agent/request-error', { agent, ...failure() });
       host.emit('agent/inbox/inserted', { agent, message: { ...person('note'), source: { kind: 'plugin' } } });
       expect(await within(answer, 1_500)).toBe('still waiting');
