@@ -7,6 +7,7 @@ import { formatDidaDate } from '../../src/dida/dida-date';
 import { waitingTitle } from '../../src/core/review/acceptance-report';
 import { getLocale } from '../../src/core/text/locale';
 import { MAX_HANDLED_COMMENTS, markHandled, pauseForPerson, REMINDER_TRIGGERS, resumeWork, waitForHuman, waitingComment } from '../../src/core/phone/waiting';
+import { flushWorkOutbox, queueComment } from '../../src/core/work/outbox';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
 import { makeWork } from '../helpers/work-fixtures';
 
@@ -212,6 +213,30 @@ describe('waiting for a person', () => {
     expect(comments(other.id).filter((c) => c === zh.t('dida.comment.resumed'))).toEqual([]);
     // Not even merged into the ask's own comment, which was still waiting to be posted.
     expect(comments(other.id).filter((c) => c.includes(zh.t('dida.comment.resumed')))).toEqual([]);
+    // Nor does its request for help reach the phone: the Work runs again, so the unposted ask is taken back.
+    expect(comments(other.id).filter((c) => c.includes('问题'))).toEqual([]);
+    expect((await h.state()).outbox.filter((e) => e.workKey === other.id)).toEqual([]);
     expect((await h.state()).usage[other.id]?.allowance).toBeUndefined();
+  });
+
+  it('a wait never applied whose request for help was already posted is followed by "resumed"', async () => {
+    const task = await work(3);
+    const control = await work(3, '对照');
+    h.sim.injectFault({ route: 'POST /task/{tid}', kind: 'status', status: 500 });
+    await expect(waitForHuman(h.deps, task.id, '要密码')).rejects.toBeDefined();
+    await flushWorkOutbox(h.deps, task.id);
+    expect(comments(task.id).filter((c) => c.includes('要密码'))).toHaveLength(1);
+    await resumeWork(h.deps, task.id, { explicit: true });
+    expect(comments(task.id).at(-1)).toBe(zh.t('dida.comment.resumed'));
+    // The ask's comment is taken back only when it is this Work's: another Work's same-text comment stays queued.
+    const third = await work(3, '第三');
+    await h.deps.state.update((s) => {
+      queueComment(s, { projectId, taskId: control.id, workKey: control.id, text: waitingComment(h.deps, '要密码'), createdAt: h.deps.now() });
+    });
+    h.sim.injectFault({ route: 'POST /task/{tid}', kind: 'status', status: 500 });
+    await expect(waitForHuman(h.deps, third.id, '要密码')).rejects.toBeDefined();
+    await resumeWork(h.deps, third.id, { explicit: true });
+    expect((await h.state()).outbox.filter((e) => e.workKey === control.id)).toHaveLength(1);
+    expect(comments(third.id).filter((c) => c.includes('要密码') || c === zh.t('dida.comment.resumed'))).toEqual([]);
   });
 });

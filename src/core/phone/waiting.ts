@@ -4,7 +4,7 @@ import { waitingTitle } from '../review/acceptance-report';
 import type { EngineDeps } from '../work/engine-context';
 import { WorkError } from '../work/engine-context';
 import { MAX_COMMENT_LENGTH, MAX_REPORT_LENGTH, sanitizeForDida } from '../text/text-guard';
-import { flushWorkOutbox, queueComment } from '../work/outbox';
+import { dropComments, flushWorkOutbox, queueComment } from '../work/outbox';
 import { createOwnTask } from '../work/own-creates';
 import { writeWork } from '../work/task-writer';
 import { completeOwnTask, loadWork, saveWork, withWork } from '../work/work-io';
@@ -180,7 +180,12 @@ export async function resumeWork(deps: EngineDeps, key: string, options: { expli
     await saveWork(deps, work, (state) => {
       // Letting a Work stopped by the spend guard go on gives it the same allowance again.
       if (spend) (state.usage[key] ??= { rounds: {} }).allowance = allowanceNow(usageOf(state, key));
-      if (applied) queueComment(state, { projectId: work.projectId, taskId: work.taskId, workKey: key, text: deps.locale.t('dida.comment.resumed'), createdAt: deps.now() });
+      // A wait never applied takes back its own comment while that is still unposted: the person would otherwise read a
+      // request for help on a Work that runs again. Once it may be out, "resumed" follows it.
+      const ask = applied ? undefined : state.outbox.find((e) => e.workKey === key && e.text === waiting.comment && !e.uncertain);
+      if (ask) dropComments(state, new Set([ask.id]));
+      const askOut = applied || (waiting.comment !== undefined && !ask);
+      if (askOut) queueComment(state, { projectId: work.projectId, taskId: work.taskId, workKey: key, text: deps.locale.t('dida.comment.resumed'), createdAt: deps.now() });
     });
     await flushWorkOutbox(deps, key);
     return work;
