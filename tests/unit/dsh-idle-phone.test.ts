@@ -109,6 +109,20 @@ describe('PhoneControl', () => {
     expect(t.logs).toEqual([]);
   });
 
+  it("a bound session's look for a pause asks the guard (and may cancel); a failed load is logged as false", async () => {
+    const t = phoneSetup();
+    const parts = await t.phone.load();
+    const look = vi.spyOn(parts.pause, 'atBoundary').mockResolvedValueOnce(true).mockResolvedValueOnce(false);
+    expect(await t.phone.lookForPause(t.track)).toBe(true);
+    expect(look).toHaveBeenLastCalledWith(t.track, true);
+    expect(await t.phone.lookForPause(t.track)).toBe(false);
+    expect(look).toHaveBeenCalledTimes(2);
+    vi.spyOn(t.phone, 'load').mockRejectedValueOnce(new Error('import failed'));
+    expect(await t.phone.lookForPause(t.track)).toBe(false);
+    expect(t.logs).toEqual(['answers and pauses from Dida: import failed (looked at again later)']);
+    expect(look).toHaveBeenCalledTimes(2);
+  });
+
   it('idle before anything loaded does nothing; after loading it clears the stretch', async () => {
     const t = phoneSetup();
     t.phone.onIdle(t.track);

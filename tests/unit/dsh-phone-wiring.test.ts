@@ -1,10 +1,10 @@
 // The phone hooks as wired in the composition (src/dsh/dsh-host.ts) over the fake host: the answer in a turn's first
 // step, the turn cancelled after a todo call that saw the priority at none, and the poller waking an idle session with
 // the answer it found.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { EngineDeps } from '../../src/core/work/engine-context';
 import { getLocale } from '../../src/core/text/locale';
 import type { WorkEngine } from '../../src/core/engine/work-engine';
@@ -17,6 +17,15 @@ import { bound, eventually, FakeClock, fakeEngine, flush, memoryConfig, memorySt
 import { fakeAgent, fakeHost, type FakeAgent } from '../helpers/dsh-host-fake';
 
 const CWD = '/work/project';
+const lockDirs: string[] = [];
+afterEach(() => {
+  for (const dir of lockDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+function newLockDir(): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'dida-phone-locks-'));
+  lockDirs.push(dir);
+  return dir;
+}
 
 function setup(options: { row?: Record<string, unknown>; state?: EngineState } = {}) {
   const clock = new FakeClock();
@@ -46,7 +55,7 @@ function setup(options: { row?: Record<string, unknown>; state?: EngineState } =
     gateway: vi.fn(async () => gateway),
     tokenSource: vi.fn(async () => undefined),
     account: vi.fn(async () => 'account-1'),
-    paths: { lockDir: mkdtempSync(path.join(os.tmpdir(), 'dida-phone-locks-')) },
+    paths: { lockDir: newLockDir() },
     close: vi.fn(async () => undefined),
   } as unknown as Runtime;
   const host = fakeHost();

@@ -135,6 +135,26 @@ describe('AnswerRelay and route tags', () => {
     expect(apiTrack.pendingNotes.map((m) => m.content[0]!.text)).toEqual([expect.stringContaining('用只读账号')]);
     expect(web.state.value.works.w1!.pendingAnswer).toBeUndefined();
   });
+
+  it('PhoneControl hands its config.yaml to the relay: the route decides at the first step there too', async () => {
+    const config = { version: 1, bindings: [
+      { cwd: '/code/web', projectId: 'list-1', label: 'l', tag: 'web' },
+      { cwd: '/code/api', projectId: 'list-1', label: 'l', tag: 'api' },
+    ] } as never;
+    const h = createHarness();
+    h.state.value.works.w1 = answered('w1', '用只读账号', { tags: ['api'] });
+    const agent = fakeAgent('session-web', { cwd: '/code/web' });
+    const track = h.deps.tracker.add(agent);
+    track.binding = { cwd: '/code/web', projectId: 'list-1', label: 'l', tag: 'web' } as never;
+    const control = new PhoneControl(h.deps, async () => ({ deps: {} as EngineDeps }), new StretchCounter(h.deps), () => config);
+    await control.beforeStep(track, { agent, turn: 1, step: 1 } as never);
+    expect(track.pendingNotes).toEqual([]);
+    expect(h.state.value.works.w1!.pendingAnswer).toBeDefined();
+    // Control: without the config the same step takes it.
+    const open = new PhoneControl(h.deps, async () => ({ deps: {} as EngineDeps }), new StretchCounter(h.deps), () => undefined);
+    await open.beforeStep(track, { agent, turn: 1, step: 1 } as never);
+    expect(track.pendingNotes).toHaveLength(1);
+  });
 });
 
 describe('the first step waits for nothing it does not need', () => {

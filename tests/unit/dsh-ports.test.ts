@@ -210,6 +210,20 @@ describe('systemClock', () => {
   });
 });
 
+describe('systemClock from a fresh import', () => {
+  // Its methods are chosen when the module loads: a fresh import sees what that load built.
+  it('now is the wall clock, wait ends after its time', async () => {
+    vi.resetModules();
+    const { systemClock: fresh } = await import('../../src/dsh/clock');
+    const now = fresh.now();
+    expect(typeof now).toBe('number');
+    expect(Math.abs(now - Date.now())).toBeLessThan(50);
+    expect(await fresh.wait(1)).toBe(true);
+    const stop = fresh.every(1_000, () => undefined);
+    stop();
+  });
+});
+
 describe('row config', () => {
   it('names one unknown key, or several, in the error', () => {
     const one = RowConfig['~standard'].validate({ maxAutoContinu: 1 }) as { issues?: Array<{ message: string }> };
