@@ -25,9 +25,6 @@ export function normaliseTrigger(text: string): string {
  */
 export function detectQueueGrant(message: string, triggers: readonly string[] = DEFAULT_QUEUE_TRIGGERS): boolean {
   const said = normaliseTrigger(message);
-  if (said === '') return false;
-  return triggers.some((trigger) => {
-    const phrase = normaliseTrigger(trigger);
-    return phrase !== '' && phrase === said;
-  });
+  // An empty message matches nothing, so an empty trigger never matches either.
+  return said !== '' && triggers.some((trigger) => normaliseTrigger(trigger) === said);
 }
