@@ -86,7 +86,7 @@ export class LazyHost {
     // A failed model request may be continued in any session (bound or not): the host loads for it. The person's mark
     // is taken before the load is awaited, so a message written meanwhile ends the backoff at once.
     ctx.on('agent/request-error', async (args: RequestErrorArgs, next: () => Promise<unknown>) => {
-      const id = args.agent?.id;
+      const id = args.agent.id;
       const mark = this.humanCounts.get(id) ?? 0;
       return (await this.load()).onRequestError(args, next, () => (this.humanCounts.get(id) ?? 0) !== mark);
     });
@@ -288,10 +288,9 @@ export class LazyHost {
   }
 }
 
+/** Nothing in it: absent, or an array or object without entries (anything else, null included, is not sure to be empty). */
 function isEmpty(value: unknown): boolean {
-  if (value === undefined || value === null) return true;
-  if (Array.isArray(value)) return value.length === 0;
-  return typeof value === 'object' && Object.keys(value).length === 0;
+  return value === undefined || (typeof value === 'object' && value !== null && Object.keys(value).length === 0);
 }
 
 /** Whether the state may hold a turn crash recovery could still resume (one it cannot read may). */

@@ -84,6 +84,8 @@ describe('LazyHost before the host is needed', () => {
       const bare = fakeAgent('s2', { cwd: path.join(dir, 'loose') });
       delete (bare as { ctx?: unknown }).ctx;
       expect(() => host.emit('agent/created', { agent: bare })).not.toThrow();
+      // Left as it is: nothing to hide, so nothing failed.
+      expect(logged()).toHaveLength(1);
       const noHeader = fakeAgent('s3', {});
       delete (noHeader.session.header as { cwd?: unknown }).cwd;
       host.emit('agent/created', { agent: noHeader });
