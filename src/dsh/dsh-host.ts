@@ -115,11 +115,8 @@ export class DshHost {
     this.binding = new LiveBinding(this.deps, (track) => this.sync.start(track, 'session'));
     this.counter = new StretchCounter(this.deps);
     this.markers = new TurnMarkers(this.deps, options.pid, options.mark);
-    this.recoveryOptions = {
-      ...(options.pid !== undefined ? { pid: options.pid } : {}),
-      ...(options.isAlive ? { isAlive: options.isAlive } : {}),
-      ...(options.mark ? { mark: options.mark } : {}),
-    };
+    // Each receiver falls back to this process (pid, liveness check, mark) for a value left undefined.
+    this.recoveryOptions = { pid: options.pid, isAlive: options.isAlive, mark: options.mark };
     this.panel = new Panel(this.deps);
     this.grant = new QueueGrant(this.deps, () => this.config.queueTriggers);
     this.phone = new PhoneControl(this.deps, this.engine, this.counter, () => this.binding.config);
@@ -181,8 +178,8 @@ export class DshHost {
       lockDir: this.runtime.paths.lockDir,
       account: () => this.runtime.account(),
       engine: this.engine,
-      ...(this.recoveryOptions.pid !== undefined ? { pid: this.recoveryOptions.pid } : {}),
-      ...(this.recoveryOptions.isAlive ? { isAlive: this.recoveryOptions.isAlive } : {}),
+      pid: this.recoveryOptions.pid,
+      isAlive: this.recoveryOptions.isAlive,
       afterRead: () => this.phone.afterPoll(),
     });
     this.machinePoller.start(pollPaceFrom(this.config, configured));
@@ -215,9 +212,9 @@ export class DshHost {
    * that arrives while the failure is still being handed over ends the backoff at once.
    */
   async onRequestError(args: RequestErrorArgs, next: () => Promise<unknown>, personWrote?: () => boolean): Promise<unknown> {
-    const track = this.tracker.get(args.agent?.id);
+    const track = this.tracker.get(args.agent.id);
     const mark = track?.humanCount ?? 0;
-    const wrote = () => (personWrote?.() ?? false) || (this.tracker.get(args.agent?.id)?.humanCount ?? 0) !== mark;
+    const wrote = () => (personWrote?.() ?? false) || (this.tracker.get(args.agent.id)?.humanCount ?? 0) !== mark;
     const upstream = await next();
     if (upstream) return upstream;
     return this.continuation.onRequestError(args, wrote);

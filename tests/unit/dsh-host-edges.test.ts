@@ -39,7 +39,7 @@ function row(extra: Record<string, unknown> = {}): RowConfig {
   return (RowConfig['~standard'].validate({ maxAutoContinue: 3, backoff: [1], ...extra }) as { value: RowConfig }).value;
 }
 
-function setup(options: { row?: Record<string, unknown>; config?: DidaTodoConfig; state?: EngineState; runtime?: Record<string, unknown>; start?: boolean } = {}) {
+function setup(options: { row?: Record<string, unknown>; config?: DidaTodoConfig; state?: EngineState; runtime?: Record<string, unknown>; start?: boolean; services?: Record<string, unknown> } = {}) {
   const clock = new FakeClock();
   const state = memoryState(options.state);
   const config = memoryConfig(options.config ?? bound(CWD));
@@ -58,7 +58,7 @@ function setup(options: { row?: Record<string, unknown>; config?: DidaTodoConfig
     close: vi.fn(async () => undefined),
     ...options.runtime,
   } as unknown as Runtime & { close: ReturnType<typeof vi.fn> };
-  const host = fakeHost();
+  const host = fakeHost(options.services);
   let ids = 0;
   const plugin = new DshHost(host.ctx as never, row(options.row), { clock, runtime, engine: async () => engine as unknown as WorkEngine, newId: () => `m${++ids}`, pid: 1, isAlive: () => false });
   if (options.start !== false) plugin.start();
@@ -199,6 +199,19 @@ describe('the host API', () => {
     expect(u.host.sections.map((s) => s.name)).toEqual(['dida-todo']);
     await t.plugin.dispose();
     await u.plugin.dispose();
+  });
+
+  it("/dida registered with the profile's command registry answers through the host", async () => {
+    const register = vi.fn();
+    const t = setup({ config: bound('/elsewhere'), services: { commands: { register } } });
+    expect(register).toHaveBeenCalledTimes(1);
+    const definition = register.mock.calls[0]![0] as { name: string; handler: (invocation: unknown) => Promise<{ kind: string; text: string }> };
+    expect(definition.name).toBe('dida');
+    const agent = fakeAgent('s8', { cwd: CWD });
+    const answer = await definition.handler({ agent, rawInput: 'status', signal: new AbortController().signal });
+    expect(answer.kind).toBe('success');
+    expect(answer.text).toContain(CWD);
+    expect(t.plugin.tracker.get('s8')).toBeDefined();
   });
 
   it('/dida for a session the host has not seen yet tracks it first, and loads the commands once', async () => {
@@ -388,5 +401,48 @@ describe('dispose', () => {
     expect(t.plugin.tracker.all()).toEqual([]);
     expect(signals.map((s) => s.aborted)).toEqual([true, true]);
     expect(t.runtime.close).toHaveBeenCalledTimes(1);
+  });
+
+  it("waits for each session's background work before it closes the runtime", async () => {
+    const t = setup();
+    await t.create('s1');
+    let settled = false;
+    const slow = new Promise<void>((resolve) => setTimeout(resolve, 40)).then(() => {
+      settled = true;
+    });
+    t.plugin.tracker.get('s1')!.background.add(slow);
+    t.runtime.close.mockImplementation(async () => {
+      expect(settled).toBe(true);
+    });
+    await t.plugin.dispose();
+    expect(settled).toBe(true);
+    expect(t.runtime.close).toHaveBeenCalledTimes(1);
+  });
+
+  it('a first step still waiting for the attach goes on at once when the plugin unloads', async () => {
+    const t = setup();
+    const agent = await t.create('s1');
+    t.plugin.tracker.get('s1')!.ready = new Promise(() => undefined);
+    let entered = false;
+    const step = t.host.waterfall('agent/pre-step', { agent, turn: 1, step: 1, messages: [] }, async () => ({ kind: 'enter', messages: [] })).then(() => (entered = true));
+    await flush();
+    expect(entered).toBe(false);
+    void t.plugin.dispose();
+    await eventually(() => entered, 50, 1_000);
+    await step;
+  });
+});
+
+describe('what dsh may leave out of an event', () => {
+  it('a message without a source, or none, and a session event without a body are let go', async () => {
+    const t = setup();
+    const agent = await t.create('s1');
+    const track = t.plugin.tracker.get('s1')!;
+    expect(() => t.host.emit('agent/inbox/inserted', { agent, message: undefined })).not.toThrow();
+    expect(() => t.host.emit('agent/inbox/inserted', { agent, message: { id: 'x', role: 'user', content: [] } })).not.toThrow();
+    expect(track.humanCount).toBe(0);
+    expect(() => t.host.emit('session/event', { id: 's1' }, undefined)).not.toThrow();
+    await flush();
+    expect(logged()).toEqual([]);
   });
 });

@@ -1,5 +1,6 @@
 // The composition (src/dsh/dsh-host.ts) over a fake host, fake runtime, fake engine and fake clock: which dsh event
 // reaches which module, and what does not.
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
@@ -15,7 +16,7 @@ import { fakeHost } from '../helpers/dsh-host-fake';
 
 const CWD = '/work/project';
 
-function setup(options: { row?: Record<string, unknown>; config?: DidaTodoConfig; state?: EngineState; services?: Record<string, unknown> } = {}) {
+function setup(options: { row?: Record<string, unknown>; config?: DidaTodoConfig; state?: EngineState; services?: Record<string, unknown>; isAlive?: (pid: number) => boolean; runtime?: Record<string, unknown> } = {}) {
   const clock = new FakeClock();
   const state = memoryState(options.state);
   const config = memoryConfig(options.config ?? bound(CWD));
@@ -32,6 +33,7 @@ function setup(options: { row?: Record<string, unknown>; config?: DidaTodoConfig
     account: vi.fn(async () => Promise.reject(new Error('no account here'))),
     paths: { lockDir: path.join(os.tmpdir(), `dida-host-locks-${process.pid}`) },
     close: vi.fn(async () => undefined),
+    ...options.runtime,
   } as unknown as Runtime & { close: ReturnType<typeof vi.fn> };
   const host = fakeHost(options.services);
   const resume = vi.fn(async ({ resumeSessionId }: { resumeSessionId: string }) => {
@@ -42,7 +44,7 @@ function setup(options: { row?: Record<string, unknown>; config?: DidaTodoConfig
   (host.ctx.agents as Record<string, unknown>).resume = resume;
   const row = (RowConfig['~standard'].validate({ maxAutoContinue: 3, backoff: [1], ...options.row }) as { value: RowConfig }).value;
   let ids = 0;
-  const plugin = new DshHost(host.ctx as never, row, { clock, runtime, engine: async () => engine as unknown as WorkEngine, newId: () => `m${++ids}`, pid: 1, isAlive: () => false });
+  const plugin = new DshHost(host.ctx as never, row, { clock, runtime, engine: async () => engine as unknown as WorkEngine, newId: () => `m${++ids}`, pid: 1, isAlive: options.isAlive ?? (() => false) });
   plugin.start();
   const create = async (id = 's1', header: Record<string, unknown> = { cwd: CWD }): Promise<FakeAgent> => {
     const agent = fakeAgent(id, header);
@@ -102,6 +104,39 @@ describe('DshHost.start', () => {
     await eventually(() => t.resume.mock.calls.length > 0);
     expect(t.resume).toHaveBeenCalledTimes(1);
     expect((t.host.agents.get('old') as unknown as FakeAgent).followup).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('the process facts handed in', () => {
+  it("crash recovery asks the host's liveness check: a turn whose process lives is left alone", async () => {
+    const state = emptyEngineState();
+    state.works.w1 = work('w1', ['in_progress']);
+    state.works.w2 = work('w2', ['in_progress']);
+    state.sessions.alive = { touched: ['w1'], currentWork: 'w1', autoAttempts: 0, updatedAt: 0, turnOpenSince: 1_000_000 - 1_000, turnOpenPid: 99, cwd: CWD } as never;
+    state.sessions.dead = { touched: ['w2'], currentWork: 'w2', autoAttempts: 0, updatedAt: 0, turnOpenSince: 1_000_000 - 1_000, turnOpenPid: 98, cwd: CWD } as never;
+    // Neither pid runs on this machine: only the check handed in can say 99 is alive.
+    const t = setup({ state, isAlive: (pid) => pid === 99 });
+    await eventually(() => t.clock.pending() > 0);
+    await t.clock.advance(1_000);
+    await eventually(() => t.resume.mock.calls.length > 0);
+    await t.clock.advance(5_000);
+    await flush();
+    expect(t.resume.mock.calls.map(([args]) => args.resumeSessionId)).toEqual(['dead']);
+  });
+
+  it("the machine's poller marks sessions with the pid handed in", async () => {
+    const lockDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dida-host-pid-'));
+    try {
+      const t = setup({ row: { poll: true }, runtime: { account: vi.fn(async () => 'account-1'), paths: { lockDir } } });
+      await eventually(() => t.plugin.machinePoller !== undefined);
+      await t.create('s1');
+      await t.clock.advance(1_000);
+      await eventually(() => (t.state.value.sessions.s1 as { livePid?: number } | undefined)?.livePid !== undefined, 200, 5_000);
+      expect(t.state.value.sessions.s1).toMatchObject({ livePid: 1, pollReady: 1 });
+      await t.host.dispose();
+    } finally {
+      fs.rmSync(lockDir, { recursive: true, force: true });
+    }
   });
 });
 
@@ -198,6 +233,16 @@ describe('agent/inbox/inserted', () => {
     expect(track.syncing).toBeDefined();
     await flush();
     expect(t.state.value.sessions.s1!.autoAttempts).toBe(0);
+  });
+
+  it("the row's own trigger phrases decide, not the default", async () => {
+    const t = setup({ row: { queueTriggers: ['开工'] } });
+    const agent = await t.create('s1');
+    const track = t.plugin.tracker.get('s1')!;
+    t.host.emit('agent/inbox/inserted', { agent, message: personSays('检查todo') });
+    expect(track.queueGranted).toBe(false);
+    t.host.emit('agent/inbox/inserted', { agent, message: personSays('开工') });
+    expect(track.queueGranted).toBe(true);
   });
 
   it('plugin messages and subagents are not a person', async () => {
