@@ -1,0 +1,72 @@
+#!/usr/bin/env node
+// Mutation testing group by group (`npm run test:mutation:modules [-- group…]`): each group names the modules it
+// mutates and the focused test set that reaches them, so one group runs in minutes instead of the whole set's hours.
+// Figures from a focused set are lower bounds of the whole set's (docs/reliability.md). One Stryker run at a time; the
+// reports land in reports/mutation/<group>/ (git-ignored). `--summary` prints the figures of the reports already there.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+
+const UNIT = 'tests/unit/**/*.test.ts';
+const it = (...names) => names.map((n) => `tests/integration/${n}.test.ts`);
+
+/** The groups, in the order a full pass runs them. */
+const GROUPS = {
+  'core-pure': {
+    mutate: ['core/queue/route-tags', 'core/queue/queue-policy', 'core/queue/queue-trigger', 'core/evidence/repo-evidence', 'core/continuation/continuation-policy', 'core/work/work-reconcile', 'core/work/item-codec', 'core/time/schedule', 'core/text/text-guard'],
+    tests: [UNIT],
+  },
+  'core-engine': {
+    mutate: ['core/engine/work-engine', 'core/engine/sync', 'core/review/finalize'],
+    tests: [UNIT, ...it('engine-facade', 'engine-background-claim', 'engine-sync', 'engine-finalize', 'engine-finalize-answer', 'engine-acceptance', 'engine-phone', 'engine-phone-answers', 'engine-person-edits', 'engine-lifecycle', 'engine-behaviour', 'tools-todo', 'tools-work', 'review-evidence', 'route-tags')],
+  },
+  'core-work': {
+    mutate: ['core/work/work-io', 'core/phone/waiting', 'core/review/acceptance', 'core/engine/queue-view'],
+    tests: [UNIT, ...it('engine-work-io', 'engine-waiting', 'engine-acceptance', 'engine-queue-view', 'engine-phone-answers', 'engine-lifecycle')],
+  },
+  'dsh-host': {
+    mutate: ['dsh/dsh-host', 'dsh/lazy-host', 'dsh/phone-control', 'dsh/clock'],
+    tests: [UNIT, ...it('dsh-pause-guard', 'dsh-slash-dida')],
+  },
+  'dsh-poll': {
+    mutate: ['dsh/machine-poller', 'dsh/poller'],
+    tests: [UNIT, ...it('machine-poller', 'machine-poller-upkeep')],
+  },
+};
+
+/** Per module: the score (killed and timed out over every mutant that was not ignored or uncompilable) and the survivors. */
+function summarise(group) {
+  const file = path.join('reports', 'mutation', group, 'mutation.json');
+  if (!existsSync(file)) return console.log(`${group}: no report yet (${file})`);
+  const report = JSON.parse(readFileSync(file, 'utf8'));
+  for (const [name, { mutants }] of Object.entries(report.files).sort()) {
+    const killed = mutants.filter((m) => m.status === 'Killed' || m.status === 'Timeout').length;
+    const left = mutants.filter((m) => m.status === 'Survived' || m.status === 'NoCoverage');
+    const score = (100 * killed) / Math.max(1, killed + left.length);
+    console.log(`${group}  ${name}: ${score.toFixed(1)} % (${killed}/${killed + left.length}; ${left.length} left)`);
+  }
+}
+
+const args = process.argv.slice(2);
+const summaryOnly = args.includes('--summary');
+const chosen = args.filter((a) => !a.startsWith('--'));
+const unknown = chosen.filter((g) => !(g in GROUPS));
+if (unknown.length) {
+  console.error(`unknown group ${unknown.join(', ')}; the groups are: ${Object.keys(GROUPS).join(', ')}`);
+  process.exit(2);
+}
+for (const group of chosen.length ? chosen : Object.keys(GROUPS)) {
+  if (!summaryOnly) {
+    const { mutate, tests } = GROUPS[group];
+    const reports = path.join('reports', 'mutation', group);
+    const run = spawnSync('npx', ['stryker', 'run', '--dryRunTimeoutMinutes', '15', '--mutate', mutate.map((m) => `src/${m}.ts`).join(',')], {
+      stdio: 'inherit',
+      env: { ...process.env, DIDA_TODO_MUTATION_TESTS: tests.join(','), STRYKER_REPORT_DIR: reports, STRYKER_TEMP_DIR: `.stryker-tmp-${group}` },
+    });
+    if (run.status !== 0) {
+      console.error(`${group}: stryker ended with status ${run.status}`);
+      process.exit(run.status ?? 1);
+    }
+  }
+  summarise(group);
+}
