@@ -139,9 +139,9 @@ export class LazyHost {
     return this.loading;
   }
 
-  /** The host when it is loaded or loading; undefined while nothing needs it. */
+  /** The host when it is loaded or loading (the load sets both); undefined while nothing needs it. */
   private async current(): Promise<DshHost | undefined> {
-    return this.host ?? (this.loading ? this.loading : undefined);
+    return this.loading;
   }
 
   /** Runs `fn` on the host now, after it loads, or not at all while it is not needed. */
