@@ -217,6 +217,20 @@ describe('todo on the current Work', () => {
     expect(await todo({ action: 'delete' })).toEqual({ code: 'invalid_argument', message: 'delete needs step: a step id or exact title.' });
   });
 
+  it('a delete whose write failed is carried out at the next sync; its item never comes back as the person’s', async () => {
+    h.sim.injectFault({ route: 'POST /task/{tid}', kind: 'status', status: 500 });
+    await expect(todo({ action: 'delete', step: 'two' })).rejects.toMatchObject({ status: 500 });
+    expect(h.sim.getTask(key)?.items?.map((i) => i.title)).toEqual(['one', 'two', 'three']);
+    const report = await h.engine.sync(listId);
+    expect(h.sim.getTask(key)?.items?.map((i) => i.title)).toEqual(['one', 'three']);
+    expect(report.updated).not.toContain(key);
+    const steps = (await h.state()).works[key]!.steps;
+    expect(steps.map((s) => [s.id, s.status, s.origin])).toEqual([['s1', 'pending', 'agent'], ['s3', 'pending', 'agent'], ['s2', 'deleted', 'agent']]);
+    const next = await todo({ action: 'list' });
+    expect(next.detail).not.toContain('two');
+    expect(next.data).toEqual([{ content: 'one', status: 'pending' }, { content: 'three', status: 'pending' }]);
+  });
+
   it('clear removes the unfinished steps of the agent and counts them', async () => {
     await todo({ action: 'update', updates: [{ step: 's1', status: 'completed', resolution: '完成' }] });
     const r = await todo({ action: 'clear' });

@@ -212,8 +212,11 @@ export function reconcileWork(work: WorkRecord, task: Task, options: ReconcileOp
     }
   }
 
+  // An item whose step the agent deleted is that deletion still to be written (a write that failed or was cut short),
+  // not an item the person added.
+  const deletedItems = new Set(work.steps.filter((s) => s.status === 'deleted' && s.itemId !== undefined).map((s) => s.itemId));
   items.forEach((item, i) => {
-    if (pairedItems.has(i) || item.title.trim() === '') return;
+    if (pairedItems.has(i) || item.title.trim() === '' || (item.id && deletedItems.has(item.id))) return;
     const step = stepFromItem(item, options);
     work.steps.push(step);
     result.imported.push(step);
