@@ -13,7 +13,7 @@ const it = (...names) => names.map((n) => `tests/integration/${n}.test.ts`);
 /** The groups, in the order a full pass runs them. */
 const GROUPS = {
   'core-pure': {
-    mutate: ['core/queue/route-tags', 'core/queue/queue-policy', 'core/queue/queue-trigger', 'core/evidence/repo-evidence', 'core/continuation/continuation-policy', 'core/work/work-reconcile', 'core/work/item-codec', 'core/time/schedule', 'core/text/text-guard'],
+    mutate: ['core/queue/route-tags', 'core/queue/queue-policy', 'core/queue/queue-trigger', 'core/evidence/repo-evidence', 'core/continuation/continuation-policy', 'core/work/work-reconcile', 'core/work/item-codec', 'core/time/schedule', 'core/text/text-guard', 'core/tools/tool-specs', 'core/work/step-change', 'core/work/usage-schema'],
     tests: [UNIT],
   },
   'core-engine': {
@@ -25,7 +25,7 @@ const GROUPS = {
     tests: [UNIT, ...it('engine-work-io', 'engine-waiting', 'engine-acceptance', 'engine-queue-view', 'engine-phone-answers', 'engine-lifecycle')],
   },
   'dsh-host': {
-    mutate: ['dsh/dsh-host', 'dsh/lazy-host', 'dsh/phone-control', 'dsh/clock'],
+    mutate: ['dsh/dsh-host', 'dsh/lazy-host', 'dsh/phone-control', 'dsh/clock', 'dsh/prompt-text'],
     tests: [UNIT, ...it('dsh-pause-guard', 'dsh-slash-dida')],
   },
   'dsh-poll': {
