@@ -121,7 +121,8 @@ async function rework(deps: EngineDeps, work: WorkRecord, feedback: Comment[], c
       s.works[keyOf(reworkWork)] ??= reworkWork;
       delete s.pendingCreates[pendingId];
     });
-  } else {
+  } else if (feedback.length > 0 && (await addToRework(deps, work, feedback)) === 0) {
+    // The rework Work is no longer open (nothing can be added to it): the comments are only marked handled.
     acceptance.handledCommentIds.push(...feedback.map((c) => c.id));
   }
   reworkKey = acceptance.reworkTaskId as string;
@@ -151,29 +152,40 @@ export async function lateFeedback(deps: EngineDeps, key: string): Promise<numbe
     if (!acceptance || !reworkKey) return 0;
     const feedback = ownerFeedback(deps, review, await commentsIfAny(deps, review.projectId, acceptance.taskId)).filter((c) => c.title !== ackText(deps, review));
     if (feedback.length === 0) return 0;
-    return withWork(deps, reworkKey, async (lock) => {
-      const state = await deps.state.read();
-      const rework = workIn(state, reworkKey);
-      if (rework.phase !== 'open') return 0;
-      const newId = stepIdFactory(deps, state);
-      const now = deps.now();
-      const taken = new Set(visibleSteps(rework).map((s) => s.title));
-      for (const comment of feedback) {
-        let title = feedbackItemTitle(comment.title);
-        for (let n = 2; taken.has(title); n++) title = `${feedbackItemTitle(comment.title)} (${n})`;
-        taken.add(title);
-        rework.steps.push({ id: newId(), title, status: 'pending', origin: 'human', updatedAt: now });
-        rework.nextStepNumber += 1;
-      }
-      const text = feedback.map((c) => stripInvisible(c.title).trim()).join('\n\n');
-      rework.pendingDesc = rework.pendingDesc ? `${rework.pendingDesc}\n\n${text}` : text;
-      delete rework.reopened;
-      await saveWork(deps, rework);
-      acceptance.handledCommentIds.push(...feedback.map((c) => c.id));
-      await saveWork(deps, review);
-      await writeWork(deps, rework, { state, lock });
-      await saveWork(deps, rework);
-      return feedback.length;
-    });
+    return addToRework(deps, review, feedback);
+  });
+}
+
+/**
+ * Adds owner comments to the review's open rework Work: a human step each (titles already taken are numbered on) and
+ * their whole text appended to its description, marked handled on the review before the write. 0 when the rework Work
+ * is not open. Called with the review's lock held.
+ */
+async function addToRework(deps: EngineDeps, review: WorkRecord, feedback: readonly Comment[]): Promise<number> {
+  const acceptance = review.acceptance as NonNullable<WorkRecord['acceptance']>;
+  const reworkKey = acceptance.reworkTaskId as string;
+  return withWork(deps, reworkKey, async (lock) => {
+    const state = await deps.state.read();
+    const rework = workIn(state, reworkKey);
+    if (rework.phase !== 'open') return 0;
+    const newId = stepIdFactory(deps, state);
+    const now = deps.now();
+    const taken = new Set(visibleSteps(rework).map((s) => s.title));
+    for (const comment of feedback) {
+      let title = feedbackItemTitle(comment.title);
+      for (let n = 2; taken.has(title); n++) title = `${feedbackItemTitle(comment.title)} (${n})`;
+      taken.add(title);
+      rework.steps.push({ id: newId(), title, status: 'pending', origin: 'human', updatedAt: now });
+      rework.nextStepNumber += 1;
+    }
+    const text = feedback.map((c) => stripInvisible(c.title).trim()).join('\n\n');
+    rework.pendingDesc = rework.pendingDesc ? `${rework.pendingDesc}\n\n${text}` : text;
+    delete rework.reopened;
+    await saveWork(deps, rework);
+    acceptance.handledCommentIds.push(...feedback.map((c) => c.id));
+    await saveWork(deps, review);
+    await writeWork(deps, rework, { state, lock });
+    await saveWork(deps, rework);
+    return feedback.length;
   });
 }
