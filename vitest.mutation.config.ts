@@ -24,6 +24,7 @@ export default defineConfig({
       'tests/integration/engine-waiting.test.ts',
       'tests/integration/engine-finalize-answer.test.ts',
       'tests/integration/engine-sync-paths.test.ts',
+      'tests/integration/engine-sync-fresh.test.ts',
       'tests/integration/tools-work.test.ts',
       'tests/integration/tools-todo.test.ts',
       'tests/integration/engine-queue-view.test.ts',

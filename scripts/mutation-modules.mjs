@@ -18,7 +18,7 @@ const GROUPS = {
   },
   'core-engine': {
     mutate: ['core/engine/work-engine', 'core/engine/sync', 'core/review/finalize'],
-    tests: [UNIT, ...it('engine-facade', 'engine-background-claim', 'engine-sync', 'engine-sync-paths', 'engine-finalize', 'engine-finalize-answer', 'engine-acceptance', 'engine-phone', 'engine-phone-answers', 'engine-person-edits', 'engine-lifecycle', 'engine-behaviour', 'tools-todo', 'tools-work', 'review-evidence', 'route-tags')],
+    tests: [UNIT, ...it('engine-facade', 'engine-background-claim', 'engine-sync', 'engine-sync-paths', 'engine-sync-fresh', 'engine-finalize', 'engine-finalize-answer', 'engine-acceptance', 'engine-phone', 'engine-phone-answers', 'engine-person-edits', 'engine-lifecycle', 'engine-behaviour', 'tools-todo', 'tools-work', 'review-evidence', 'route-tags')],
   },
   'core-work': {
     mutate: ['core/work/work-io', 'core/phone/waiting', 'core/review/acceptance', 'core/engine/queue-view'],
