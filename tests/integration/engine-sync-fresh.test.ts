@@ -1,7 +1,7 @@
-// Sync (src/core/engine/sync.ts) from a fresh import of the engine: its locale list, the outcomes a person may re-open
-// and its time constants are built when the module loads, so this suite loads its own copy. It checks a review todo
-// rebuilt from Dida in either language (the whole record, and the bounded list of what was rebuilt) and a Work the
-// person re-opened after review.
+// Sync (src/core/engine/sync.ts) and finalize from a fresh import of the engine: their locale list, the outcomes a
+// person may re-open, the review todo's reminders and time constants are built when the modules load, so this suite
+// loads its own copy. It checks a review todo rebuilt from Dida in either language (the whole record, and the bounded
+// list of what was rebuilt), a Work the person re-opened after review, and the review todo as filed.
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { EngineHarness } from '../helpers/engine-harness';
 
@@ -67,6 +67,23 @@ describe('sync from a fresh import', () => {
     expect(state.rebuilt).toHaveLength(50);
     expect(state.rebuilt[0]!.what).toBe('old 2');
     expect(state.rebuilt.slice(-2).map((r) => r.what).sort()).toEqual(['review todo "old work"', 'review todo "旧工作"']);
+  });
+
+  it('files the review todo due three minutes from now, reminding then and at once, in the account zone; notes the owner', async () => {
+    const { formatDidaDate } = await import('../../src/dida/dida-date');
+    const S = 'session-r';
+    const work = await h.engine.createWork(S, projectId, { title: '复查', steps: ['查'] });
+    await h.engine.changeSteps(S, [{ op: 'update', step: '查', status: 'completed', resolution: '查过了' }]);
+    await h.engine.settle(S);
+    const state = await h.state();
+    const review = h.sim.getTask(state.works[work.taskId]!.acceptance!.taskId)!;
+    expect(review).toMatchObject({ title: '🧑‍🔬 待验收：复查', reminders: ['TRIGGER:PT0S', 'TRIGGER:PT3M'], isAllDay: false, priority: 3 });
+    expect(review.dueDate).toBe(formatDidaDate(h.clock.now + 3 * 60_000));
+    expect(review.startDate).toBe(review.dueDate);
+    expect(review.timeZone).toBe(h.deps.timeZone);
+    expect(h.deps.timeZone).toBeTruthy();
+    expect(state.owners[projectId]).toBe(state.works[work.taskId]!.acceptance!.ownerUserId);
+    expect(state.owners[projectId]).toBeTruthy();
   });
 
   it('a Work the person re-opens after it was accepted becomes open again, its review todo closed', async () => {

@@ -110,6 +110,20 @@ describe('what one sync does after the read', () => {
     expect(reviews('中断')).toHaveLength(1);
   });
 
+  it('a settled Work whose task the person deleted before its review is closed, and no review todo is filed', async () => {
+    const task = await done('删掉的');
+    h.sim.removeTask(task.id);
+    const outcome = await finalizeWork(h.deps, task.id);
+    expect(outcome).toEqual({ status: 'not_ready', code: 'work_closed', message: `The Dida task of Work ${task.id} was deleted in Dida; call todo_work list to pick other work.` });
+    const state = await h.state();
+    expect(state.works[task.id]).toMatchObject({ phase: 'closed', outcome: 'deleted' });
+    expect(state.works[task.id]?.acceptance).toBeUndefined();
+    // The review todo the attempt had filed is removed again: no reminder about a Work the person deleted.
+    expect(reviews('删掉的')).toEqual([]);
+    expect(Object.values(state.ownTasks)).not.toContain('acceptance');
+    expect(await h.engine.sync(projectId)).toMatchObject({ rebuilt: [], errors: [] });
+  });
+
   it('a recurring Work still open when Dida moved on to the next occurrence is superseded by the new one', async () => {
     const start = h.clock.now - 60 * 60_000;
     const task = h.sim.seedTask({ projectId, title: '每日', priority: 3, repeatFlag: 'RRULE:FREQ=DAILY;INTERVAL=1', startDate: formatDidaDate(start), dueDate: formatDidaDate(start), timeZone: 'Asia/Shanghai', isAllDay: false, items: [{ title: '看' }] });

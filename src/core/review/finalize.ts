@@ -69,6 +69,8 @@ export async function finalizeWork(deps: EngineDeps, key: string): Promise<Final
     } catch (error) {
       if (error instanceof FinalizeStopped) return stop(deps, work, error.blocker);
       if (error instanceof WorkError) {
+        // The task is gone (the Work is closed): a review todo filed for it would ask the person about nothing.
+        await removeFiledReview(deps, work);
         return { status: 'not_ready', code: 'work_closed', message: error.message };
       }
       if (error instanceof Error && (error.name === 'LockLostError' || error.name === 'ConcurrentChangeError')) throw error;
@@ -83,8 +85,14 @@ export async function finalizeWork(deps: EngineDeps, key: string): Promise<Final
 
 /** The person changed the Work meanwhile: back to open, and the review todo filed for this attempt is removed. */
 async function stop(deps: EngineDeps, work: WorkRecord, blocker: Extract<FinalizeOutcome, { status: 'not_ready' }>): Promise<FinalizeOutcome> {
-  const filed = work.finalize?.acceptanceTaskId;
   work.phase = 'open';
+  await removeFiledReview(deps, work);
+  return blocker;
+}
+
+/** Removes the review todo an attempt filed (the Work is not sent for review after all) and forgets the attempt. */
+async function removeFiledReview(deps: EngineDeps, work: WorkRecord): Promise<void> {
+  const filed = work.finalize?.acceptanceTaskId;
   delete work.finalize;
   delete work.acceptance;
   let removed = true;
@@ -99,7 +107,6 @@ async function stop(deps: EngineDeps, work: WorkRecord, blocker: Extract<Finaliz
   await saveWork(deps, work, (state) => {
     if (filed && removed) delete state.ownTasks[filed];
   });
-  return blocker;
 }
 
 /**
