@@ -167,6 +167,57 @@ describe('what one sync does after the read', () => {
     expect(next.closed).toEqual([unsure.id]);
   });
 
+  it("a sync of one list leaves another list's reviews and progress comments to that list's sync", async () => {
+    const other = h.sim.seedProject({ name: '别的' }).id;
+    const theirs = h.sim.seedTask({ projectId: other, title: '那边', priority: 3, items: [{ title: '一' }] });
+    await h.engine.sync(other);
+    await h.engine.switchTo(S, other, theirs.id);
+    await h.engine.changeSteps(S, [{ op: 'update', step: '一', status: 'completed', resolution: '好了' }]);
+    const outcome = await finalizeWork(h.deps, theirs.id);
+    if (outcome.status !== 'finalized') throw new Error('not finalized');
+    h.sim.addComment(other, outcome.acceptanceTaskId, '再改改');
+    await h.deps.state.update((s) => {
+      s.outbox.push({ id: 'o-other', kind: 'note', projectId: other, taskId: theirs.id, workKey: theirs.id, text: '那边的进展', createdAt: h.clock.now, uncertain: false, attempts: 0 });
+    });
+    const mine = await h.engine.sync(projectId);
+    expect(mine.reworks).toEqual([]);
+    expect(h.sim.listComments(theirs.id).map((c) => c.title)).not.toContain('那边的进展');
+    const theirsSync = await h.engine.sync(other);
+    expect(theirsSync.reworks).toHaveLength(1);
+    expect(h.sim.listComments(theirs.id).map((c) => c.title)).toContain('那边的进展');
+  });
+
+  it('a review rebuilt from Dida is looked at in the same sync: feedback already there becomes rework at once', async () => {
+    const { getLocale } = await import('../../src/core/text/locale');
+    const review = h.sim.seedTask({ projectId, title: '🧑‍🔬 待验收：丢了记录的', priority: 3 });
+    h.sim.addComment(projectId, review.id, getLocale('zh').t('dida.acceptance.anchor'), { userId: 7007 });
+    h.clock.now += 1_000;
+    h.sim.addComment(projectId, review.id, '按钮颜色不对', { userId: 7007 });
+    const report = await h.engine.sync(projectId);
+    expect(report.rebuilt).toEqual(['review todo "丢了记录的"']);
+    expect(report.reworks).toHaveLength(1);
+    expect(h.sim.getTask(report.reworks[0]!)?.items?.map((i) => i.title)).toEqual(['按钮颜色不对']);
+  });
+
+  it('a Work shown open again in the list but completed when looked at on its own is not re-opened', async () => {
+    const S2 = 'session-2';
+    const work = await h.engine.createWork(S2, projectId, { title: '复开', steps: ['做'] });
+    await h.engine.changeSteps(S2, [{ op: 'update', step: '做', status: 'completed', resolution: '做了' }]);
+    await h.engine.settle(S2);
+    h.sim.editTask(work.taskId, { status: 0 });
+    // Between the list's read and the look at the task, it is completed again.
+    const off = h.sim.onRequest((req) => {
+      if (req.route === 'GET /project/{pid}/task/{tid}' && req.path.includes(work.taskId)) h.sim.editTask(work.taskId, { status: 2 });
+    });
+    const report = await h.engine.sync(projectId);
+    off();
+    expect(report.reopened).toEqual([]);
+    expect((await h.state()).works[work.taskId]?.phase).toBe('accepting');
+    // Control: shown open and open when looked at, it is re-opened.
+    h.sim.editTask(work.taskId, { status: 0 });
+    expect((await h.engine.sync(projectId)).reopened).toEqual([work.taskId]);
+  });
+
   it('a read that changes nothing does not rewrite the state; a comment waiting for the list makes it write', async () => {
     const task = h.sim.seedTask({ projectId, title: '安静', priority: 3, items: [{ title: '一' }] });
     await h.engine.sync(projectId);
