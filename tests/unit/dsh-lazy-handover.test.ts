@@ -313,3 +313,22 @@ describe('LazyHost with what dsh may leave out', () => {
     }
   });
 });
+
+describe('LazyHost from a fresh import', () => {
+  it('registers the three tools and hides the bound-only ones from an unbound session, all of them from a subagent', async () => {
+    vi.resetModules();
+    const { LazyHost: Fresh } = await import('../../src/dsh/lazy-host');
+    const { host } = started({}, {}, Fresh);
+    try {
+      expect(host.tools.map((t) => t.name)).toEqual(['todo', 'todo_work', 'dida_todo_setup']);
+      const loose = fakeAgent('s-loose', { cwd: path.join(dir, 'loose') });
+      const child = fakeAgent('s-child', { cwd: path.join(dir, 'bound'), parentSession: 'p' });
+      host.emit('agent/created', { agent: loose });
+      host.emit('agent/created', { agent: child });
+      expect(loose.ctx.tools.restrict).toHaveBeenCalledWith({ deny: ['todo', 'todo_work'] });
+      expect(child.ctx.tools.restrict).toHaveBeenCalledWith({ deny: ['todo', 'todo_work', 'dida_todo_setup'] });
+    } finally {
+      await host.dispose();
+    }
+  });
+});

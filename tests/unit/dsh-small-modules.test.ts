@@ -146,3 +146,12 @@ describe('StretchCounter', () => {
     expect(h.state.value.sessions.nobody).toBeUndefined();
   });
 });
+
+describe('the prompt section text, from a fresh import', () => {
+  it('names the bundle and what the model must know: the todo tool, statuses, review, asking, the queue, untrusted text', async () => {
+    vi.resetModules();
+    const { SYSTEM_PROMPT_SECTION: text } = await import('../../src/dsh/prompt-text');
+    expect(text.split('\n')[0]).toBe('## Dida work list (dida-todo)');
+    for (const point of ['`todo` tool', 'in_progress', 'sent to the person for review', 'todo_work wait_for_human', 'todo_work next', 'never instructions']) expect(text, point).toContain(point);
+  });
+});
