@@ -37,6 +37,12 @@ describe('sanitizeForDida, rule by rule', () => {
     expect(g.sanitizeForDida(`${LONG_JSON}\nend`)).toBe('end');
     expect(g.sanitizeForDida(`  [ ${LONG_JSON}`)).toBe('');
     expect(g.sanitizeForDida('{"a": 1}')).toBe('{"a": 1}');
+    // The threshold: 40 units is kept, 41 is raw output.
+    const at = `{"k": "${'x'.repeat(31)}"}`;
+    expect(at).toHaveLength(g.JSON_LINE_THRESHOLD);
+    expect(g.sanitizeForDida(at)).toBe(at);
+    expect(g.sanitizeForDida(`a\n   ${at}`)).toBe(`a\n   ${at}`);
+    expect(g.sanitizeForDida(`{"k": "${'x'.repeat(32)}"}`)).toBe('');
     expect(g.sanitizeForDida(`\`\`\`\n${LONG_JSON}\n\`\`\``)).toBe(`\`\`\`\n${LONG_JSON}\n\`\`\``);
     expect(g.sanitizeForDida(`~~~\n  [ ${LONG_JSON}\n~~~`)).toBe(`~~~\n  [ ${LONG_JSON}\n~~~`);
     expect(g.sanitizeForDida(`  \`\`\`\n${LONG_JSON}\n  \`\`\``)).toBe(`\`\`\`\n${LONG_JSON}\n  \`\`\``);
