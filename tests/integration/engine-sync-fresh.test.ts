@@ -2,13 +2,14 @@
 // person may re-open, the review todo's reminders and time constants are built when the modules load, so this suite
 // loads its own copy. It checks a review todo rebuilt from Dida in either language (the whole record, and the bounded
 // list of what was rebuilt), a Work the person re-opened after review, and the review todo as filed.
-import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { EngineHarness } from '../helpers/engine-harness';
 
 let start: typeof import('../helpers/engine-harness').startEngineHarness;
 let sync: typeof import('../../src/core/engine/sync');
 let zh: ReturnType<typeof import('../../src/core/text/locale').getLocale>;
-beforeAll(async () => {
+// Loaded afresh before each test (not once for the file), so what the load builds counts for that test.
+beforeEach(async () => {
   vi.resetModules();
   start = (await import('../helpers/engine-harness')).startEngineHarness;
   sync = await import('../../src/core/engine/sync');

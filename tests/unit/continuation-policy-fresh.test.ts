@@ -1,7 +1,7 @@
 // Continuation rules (src/core/continuation/continuation-policy.ts) from a fresh import (the continuable codes and the
 // recovery note are built at load), and crash recovery of a turn that was waiting for a limit's reset: it resumes at
 // the reset, its window runs from then, and a reset older than the turn is no wait at all.
-import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { CRASH_RECOVERY_WINDOW_MS } from '../../src/core/continuation/recovery-window';
 import type { RecoveryInput } from '../../src/core/continuation/continuation-policy';
 import { emptyEngineState } from '../../src/core/work/work-state';
@@ -9,7 +9,8 @@ import { makeStep, makeWork } from '../helpers/work-fixtures';
 
 type Policy = typeof import('../../src/core/continuation/continuation-policy');
 let p: Policy;
-beforeAll(async () => {
+// Loaded afresh before each test (not once for the file), so what the load builds counts for that test.
+beforeEach(async () => {
   vi.resetModules();
   p = await import('../../src/core/continuation/continuation-policy');
 });

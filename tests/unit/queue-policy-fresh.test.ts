@@ -1,12 +1,13 @@
 // The queue policy (src/core/queue/queue-policy.ts) from a fresh import (its id pattern is built at load), and the
 // edges its suite leaves: ties broken by sortOrder then id in both directions, the payload's ids, times, trimming
 // and the count of Works left out.
-import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { QueueCandidate, QueuePayloadStrings } from '../../src/core/queue/queue-policy';
 
 type Policy = typeof import('../../src/core/queue/queue-policy');
 let q: Policy;
-beforeAll(async () => {
+// Loaded afresh before each test (not once for the file), so what the load builds counts for that test.
+beforeEach(async () => {
   vi.resetModules();
   q = await import('../../src/core/queue/queue-policy');
 });

@@ -1,13 +1,14 @@
 // How a step's commits read in Dida (src/core/evidence/repo-evidence.ts), from a fresh import (its id pattern and its
 // levels of detail are built at load): every level of detail line by line, the richest level that fits a budget (one
 // that fits exactly counts), commit ids that are not plain hex, subjects and file names the text guard empties.
-import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { getLocale } from '../../src/core/text/locale';
 import type { StepEvidence } from '../../src/core/evidence/repo-evidence';
 
 type Evidence = typeof import('../../src/core/evidence/repo-evidence');
 let e: Evidence;
-beforeAll(async () => {
+// Loaded afresh before each test (not once for the file), so what the load builds counts for that test.
+beforeEach(async () => {
   vi.resetModules();
   e = await import('../../src/core/evidence/repo-evidence');
 });

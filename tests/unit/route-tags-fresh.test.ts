@@ -1,11 +1,12 @@
 // Route tags (src/core/queue/route-tags.ts) from a fresh import (the tag pattern is built at load), and the edges the
 // main suite leaves: `#` only at the start, the pattern's ends and length, tags of other lists and the same tag twice,
 // a task whose tags are missing or show nothing.
-import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 
 type Tags = typeof import('../../src/core/queue/route-tags');
 let r: Tags;
-beforeAll(async () => {
+// Loaded afresh before each test (not once for the file), so what the load builds counts for that test.
+beforeEach(async () => {
   vi.resetModules();
   r = await import('../../src/core/queue/route-tags');
 });

@@ -1,11 +1,12 @@
 // Scheduling rules (src/core/time/schedule.ts) from a fresh import (its zone fallback and priority table are built at
 // load), and the edges the main suite leaves: years before 1000, zones written with spaces, an all-day task whose
 // stored time is later in its day, and the time a person reads in a comment (today or another day, in their zone).
-import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 
 type Schedule = typeof import('../../src/core/time/schedule');
 let s: Schedule;
-beforeAll(async () => {
+// Loaded afresh before each test (not once for the file), so what the load builds counts for that test.
+beforeEach(async () => {
   vi.resetModules();
   s = await import('../../src/core/time/schedule');
 });

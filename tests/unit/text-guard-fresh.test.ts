@@ -3,11 +3,12 @@
 // per rule: chat-template and tool tokens, role-tag lines, raw JSON lines and code fences, machine ids (and what is
 // not one: paths, URLs, hex runs without letters or digits), the tidy spacing, the bound before the line rules,
 // invisible characters and joiners, truncation, and the untrusted-data fence.
-import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 
 type Guard = typeof import('../../src/core/text/text-guard');
 let g: Guard;
-beforeAll(async () => {
+// Loaded afresh before each test (not once for the file), so what the load builds counts for that test.
+beforeEach(async () => {
   vi.resetModules();
   g = await import('../../src/core/text/text-guard');
 });
