@@ -218,6 +218,49 @@ describe('what one sync does after the read', () => {
     expect((await h.engine.sync(projectId)).reopened).toEqual([work.taskId]);
   });
 
+  it("the bundle's own create whose answer was lost is found by its marker: a Work is taken up as the agent's, other kinds only recorded", async () => {
+    const made = h.sim.seedTask({ projectId, title: '模型的工作', priority: 3, sortOrder: -777, items: [{ title: '第一步' }] });
+    const reminder = h.sim.seedTask({ projectId, title: '🙋 需要你处理：别的', priority: 3, sortOrder: -778 });
+    const person = h.sim.seedTask({ projectId, title: '模型的工作', priority: 3, sortOrder: -779 });
+    await h.deps.state.update((s) => {
+      s.pendingCreates['work:777'] = { kind: 'work', projectId, title: '模型的工作', marker: -777, startedAt: h.clock.now };
+      s.pendingCreates['reminder:778'] = { kind: 'reminder', projectId, title: '🙋 需要你处理：别的', marker: -778, startedAt: h.clock.now, forKey: 'x' };
+    });
+    const report = await h.engine.sync(projectId);
+    const state = await h.state();
+    expect(state.works[made.id]).toMatchObject({ origin: 'agent', rev: 0, phase: 'open' });
+    expect(state.works[made.id]?.steps.map((s) => [s.title, s.origin])).toEqual([['第一步', 'agent']]);
+    expect(state.pendingCreates['work:777']).toBeUndefined();
+    // The reminder's create stays pending for its own code to finish; it never becomes a Work.
+    expect(state.works[reminder.id]).toBeUndefined();
+    expect(state.pendingCreates['reminder:778']).toBeDefined();
+    // The same title without the marker is the person's own task.
+    expect(state.works[person.id]).toMatchObject({ origin: 'human' });
+    expect(report.adopted.sort()).toEqual([made.id, person.id].sort());
+  });
+
+  it('a bundle task a record still names is not rebuilt, even when the list of own tasks lost it', async () => {
+    const task = await done('已知的');
+    const outcome = await finalizeWork(h.deps, task.id);
+    if (outcome.status !== 'finalized') throw new Error('not finalized');
+    // Known only as the Work's review.
+    await h.deps.state.update((s) => {
+      delete s.works[task.id]!.finalize;
+      s.ownTasks = {};
+    });
+    expect((await h.engine.sync(projectId)).rebuilt).toEqual([]);
+    // Known only as the review a finalize attempt filed.
+    await h.deps.state.update((s) => {
+      const w = s.works[task.id]!;
+      w.phase = 'finalizing';
+      w.finalize = { attempts: 0, acceptanceTaskId: outcome.acceptanceTaskId };
+      delete w.acceptance;
+      s.ownTasks = {};
+    });
+    expect((await h.engine.sync(projectId)).rebuilt).toEqual([]);
+    expect(Object.values((await h.state()).works).filter((w) => w.rebuilt)).toEqual([]);
+  });
+
   it('a read that changes nothing does not rewrite the state; a comment waiting for the list makes it write', async () => {
     const task = h.sim.seedTask({ projectId, title: '安静', priority: 3, items: [{ title: '一' }] });
     await h.engine.sync(projectId);
