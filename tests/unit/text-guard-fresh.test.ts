@@ -32,12 +32,19 @@ describe('sanitizeForDida, rule by rule', () => {
     expect(g.sanitizeForDida('hi\n<user>\n<assistant> <tool>\nbye')).toBe('hi\nbye');
     expect(g.sanitizeForDida('git clone <user>/<repo>')).toBe('git clone <user>/<repo>');
     expect(g.sanitizeForDida('<invoke name="x">go')).toBe('<invoke name="x">go');
+    expect(g.sanitizeForDida('hi\n  <USER> </Assistant>  \nbye')).toBe('hi\nbye');
   });
 
   it('drops a long raw JSON line outside a code fence, keeps short ones and fenced ones', () => {
     expect(g.sanitizeForDida(`${LONG_JSON}\nend`)).toBe('end');
     expect(g.sanitizeForDida(`  [ ${LONG_JSON}`)).toBe('');
     expect(g.sanitizeForDida('{"a": 1}')).toBe('{"a": 1}');
+    // Only at the start of a line; spaces inside the opening are allowed.
+    expect(g.sanitizeForDida(`note ${LONG_JSON}`)).toBe(`note ${LONG_JSON}`);
+    expect(g.sanitizeForDida('{ "key" : "value", "other": "something long enough"}')).toBe('');
+    expect(g.sanitizeForDida('{"key":"value","other":"something long enough!!"}')).toBe('');
+    // A fence marker inside a line opens no code block.
+    expect(g.sanitizeForDida(`use \`\`\`x\`\`\` here\n${LONG_JSON}`)).toBe('use ```x``` here');
     // The threshold: 40 units is kept, 41 is raw output.
     const at = `{"k": "${'x'.repeat(31)}"}`;
     expect(at).toHaveLength(g.JSON_LINE_THRESHOLD);
@@ -59,6 +66,10 @@ describe('sanitizeForDida, rule by rule', () => {
     expect(g.sanitizeForDida(`https://x.com/${ID}`)).toBe(`https://x.com/${ID}`);
     expect(g.sanitizeForDida(`http://x.com/${ID}`)).toBe(`http://x.com/${ID}`);
     expect(g.sanitizeForDida(`ftp://h/${ID} file:///p/${ID}`)).toBe(`ftp://h/${ID} file:///p/${ID}`);
+    // An id the id rule would take (after "=") is kept inside a URL, in every scheme; the same id outside is taken.
+    for (const scheme of ['https', 'http', 'ftp', 'file']) {
+      expect(g.sanitizeForDida(`see ${scheme}://x.com/a?id=${ID}&b=${UUID} and ${ID} there`)).toBe(`see ${scheme}://x.com/a?id=${ID}&b=${UUID} and there`);
+    }
     expect(g.sanitizeForDida(`${ID}.txt and ${ID}-x and x${ID}`)).toBe(`${ID}.txt and ${ID}-x and x${ID}`);
     // 24 hex digits without a letter, or without a digit, are no object id.
     expect(g.sanitizeForDida('aaaaaaaaaaaaaaaaaaaaaaaa 012345678901234567890123')).toBe('aaaaaaaaaaaaaaaaaaaaaaaa 012345678901234567890123');
