@@ -121,9 +121,11 @@ async function rework(deps: EngineDeps, work: WorkRecord, feedback: Comment[], c
       s.works[keyOf(reworkWork)] ??= reworkWork;
       delete s.pendingCreates[pendingId];
     });
-  } else if (feedback.length > 0 && (await addToRework(deps, work, feedback)) === 0) {
-    // The rework Work is no longer open (nothing can be added to it): the comments are only marked handled.
-    acceptance.handledCommentIds.push(...feedback.map((c) => c.id));
+  } else if (feedback.length > 0) {
+    // Written while the rework was cut short: added to the rework Work. When that is no longer open (nothing can be
+    // added to it), the comments are only marked handled.
+    const added = await addToRework(deps, work, feedback);
+    if (added === 0) acceptance.handledCommentIds.push(...feedback.map((c) => c.id));
   }
   reworkKey = acceptance.reworkTaskId as string;
 
