@@ -42,6 +42,9 @@ describe('what one sync does after the read', () => {
     h.sim.injectFault({ route: 'POST /project/{pid}/task/{tid}/complete', kind: 'status', status: 500 });
     await expect(processAcceptance(h.deps, task.id, true)).rejects.toBeDefined();
     const reworkId = (await h.state()).works[task.id]!.acceptance!.reworkTaskId!;
+    // Control: the rework was cut short (the review todo is still open, its record not closed).
+    expect(h.sim.getTask(reviewId)?.status).toBe(0);
+    expect((await h.state()).works[task.id]!.acceptance!.closed).toBe(false);
     h.sim.addComment(projectId, reviewId, '第二条\n细节');
     const report = await h.engine.sync(projectId);
     expect(report.reworks).toEqual([reworkId]);
@@ -113,7 +116,14 @@ describe('what one sync does after the read', () => {
   it('a settled Work whose task the person deleted before its review is closed, and no review todo is filed', async () => {
     const task = await done('删掉的');
     h.sim.removeTask(task.id);
+    // Control: the attempt does file a review todo before it finds the task gone (else nothing is attacked here).
+    let creates = 0;
+    const off = h.sim.onRequest((req) => {
+      if (req.route === 'POST /task') creates++;
+    });
     const outcome = await finalizeWork(h.deps, task.id);
+    off();
+    expect(creates).toBe(1);
     expect(outcome).toEqual({ status: 'not_ready', code: 'work_closed', message: `The Dida task of Work ${task.id} was deleted in Dida; call todo_work list to pick other work.` });
     const state = await h.state();
     expect(state.works[task.id]).toMatchObject({ phase: 'closed', outcome: 'deleted' });
