@@ -200,6 +200,61 @@ describe('claiming a Work', () => {
     expect(await claimWork(h.deps, taskId, A)).toEqual({ status: 'won', posted: true });
   });
 
+  /** The same gateway, over the same HTTP, but the answer to a posted comment names no author (a shorter answer). */
+  const authorless = (): EngineDeps => ({
+    ...h.deps,
+    gateway: Object.assign(Object.create(h.deps.gateway) as EngineDeps['gateway'], {
+      addComment: async (...args: Parameters<EngineDeps['gateway']['addComment']>) => ({ ...(await h.deps.gateway.addComment(...args)), userId: undefined }),
+    }),
+  });
+
+  it('a claim whose answer names no author, the owner unknown: it is taken as won and recorded, without a second read', async () => {
+    const { result, count } = await requests(() => claimWork(authorless(), taskId, A));
+    expect(result).toEqual({ status: 'won', posted: true });
+    expect(count).toBe(2);
+    const state = await h.state();
+    expect(state.owners[projectId]).toBeUndefined();
+    expect(state.works[taskId]!.claim).toEqual({ holder: 'test-host#aaaa1111', at: h.clock.now });
+  });
+
+  it('a claim whose answer names no author, the owner known: the check read still decides against a rival that raced in', async () => {
+    const other = h.sim.seedTask({ projectId, title: '另一个', items: [{ title: '一' }] }).id;
+    await h.engine.sync(projectId);
+    await claimWork(h.deps, other, B);
+    const owner = (await h.state()).owners[projectId];
+    expect(owner).toBeDefined();
+    const off = h.sim.onRequest((req) => {
+      if (req.route === 'POST /project/{pid}/task/{tid}/comment') {
+        off();
+        h.sim.addComment(projectId, taskId, '🤖 far-away 开始处理（会话 zz99）');
+      }
+    });
+    expect(await claimWork(authorless(), taskId, A)).toEqual({ status: 'lost' });
+    expect(comments()).toEqual(['🤖 far-away 开始处理（会话 zz99）']);
+    expect((await h.state()).owners[projectId]).toBe(owner);
+  });
+
+  it('a losing claim that cannot be taken back, with no log to say so, still loses', async () => {
+    await claimWork(h.deps, taskId, A);
+    await h.deps.state.update((s) => {
+      delete s.owners[projectId];
+    });
+    h.sim.injectFault({ route: 'DELETE /project/{pid}/task/{tid}/comment/{cid}', kind: 'status', status: 500, times: Infinity });
+    expect(await claimWork({ ...h.deps, log: undefined }, taskId, B)).toEqual({ status: 'lost' });
+  });
+
+  it('a lost claim records the holder’s last activity in Dida, not the time it was looked at', async () => {
+    h.clock.now = Date.now();
+    await claimWork(h.deps, taskId, A);
+    const claimedAt = (await h.state()).works[taskId]!.claim!.at;
+    h.clock.now += 5 * 60_000;
+    expect(await claimWork(h.deps, taskId, B)).toEqual({ status: 'lost' });
+    const claim = (await h.state()).works[taskId]!.claim!;
+    expect(claim.holder).toBe('test-host#aaaa1111');
+    expect(claim.at).toBeLessThan(h.clock.now - 60_000);
+    expect(Math.abs(claim.at - claimedAt)).toBeLessThanOrEqual(60_000);
+  });
+
   it('the claim seen last is refreshed when its holder changes or after a minute, not on every call', async () => {
     await claimWork(h.deps, taskId, A);
     const first = (await h.state()).works[taskId]!.claim!.at;

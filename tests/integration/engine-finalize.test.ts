@@ -179,6 +179,63 @@ describe('finalizing', () => {
     expect(Object.values((await h.state()).ownTasks)).toContain('acceptance');
   });
 
+  it('a review todo that could not be removed is removed by a later sync, so it stops reminding the person', async () => {
+    const task = await settledWork();
+    h.sim.injectFault({ route: 'DELETE /project/{pid}/task/{tid}', kind: 'status', status: 500, times: Infinity });
+    const off = h.sim.onRequest((req) => {
+      if (req.route === 'POST /task') {
+        off();
+        h.sim.editTask(task.id, { items: [...(h.sim.getTask(task.id)!.items ?? []), { id: 'person-1', title: '补一项', status: 0 }] });
+      }
+    }, 'after');
+    expect(await finalizeWork(h.deps, task.id)).toMatchObject({ status: 'not_ready' });
+    const [stray] = reviews();
+    expect(stray?.status).toBe(0);
+    // While Dida still refuses, each sync tries again, says so, and neither adopts the todo nor rebuilds a review from it.
+    h.sim.resetCounters();
+    const refused = await h.engine.sync(projectId);
+    expect((h.sim.counters()['DELETE /project/{pid}/task/{tid}'] ?? 0)).toBe(1);
+    expect(refused.errors.some((e) => e.startsWith('a review todo that no longer applies could not be removed'))).toBe(true);
+    expect(refused).toMatchObject({ adopted: [], rebuilt: [] });
+    expect(h.sim.getTask(stray!.id)?.status).toBe(0);
+    h.sim.clearFaults();
+    const cleaned = await h.engine.sync(projectId);
+    expect(cleaned.errors).toEqual([]);
+    expect(h.sim.getTask(stray!.id)).toBeUndefined();
+    const state = await h.state();
+    expect(state.strayTasks).toEqual([]);
+    expect(state.ownTasks[stray!.id]).toBeUndefined();
+    expect(state.works[task.id]).toMatchObject({ phase: 'open' });
+    // Once removed, it is not tried again.
+    h.sim.resetCounters();
+    await h.engine.sync(projectId);
+    expect((h.sim.counters()['DELETE /project/{pid}/task/{tid}'] ?? 0)).toBe(0);
+  });
+
+  it('a stray review todo the person completed or deleted meanwhile is forgotten without a request, still known as the bundle’s own', async () => {
+    const task = await settledWork();
+    h.sim.injectFault({ route: 'DELETE /project/{pid}/task/{tid}', kind: 'status', status: 500, times: 1 });
+    const off = h.sim.onRequest((req) => {
+      if (req.route === 'POST /task') {
+        off();
+        h.sim.editTask(task.id, { items: [...(h.sim.getTask(task.id)!.items ?? []), { id: 'person-1', title: '补一项', status: 0 }] });
+      }
+    }, 'after');
+    expect(await finalizeWork(h.deps, task.id)).toMatchObject({ status: 'not_ready' });
+    const [stray] = reviews();
+    expect((await h.state()).strayTasks.map((s) => s.taskId)).toEqual([stray!.id]);
+    h.sim.editTask(stray!.id, { status: 2 });
+    h.sim.resetCounters();
+    await h.engine.sync(projectId);
+    expect((h.sim.counters()['DELETE /project/{pid}/task/{tid}'] ?? 0)).toBe(0);
+    const state = await h.state();
+    expect(state.strayTasks).toEqual([]);
+    expect(state.ownTasks[stray!.id]).toBe('acceptance');
+    // Re-opened by the person, it is still never taken for their task or for a lost review.
+    h.sim.editTask(stray!.id, { status: 0 });
+    expect(await h.engine.sync(projectId)).toMatchObject({ adopted: [], rebuilt: [] });
+  });
+
   it('a Work the person renames while it is being sent for review gets a review todo with the new title', async () => {
     // (Every step completed: a rename is the person's edit, and it would reopen a skipped step.)
     const task = await settledWork('旧名字', 'completed');

@@ -342,7 +342,7 @@ describe('8. the person’s other signals', () => {
     const review = h.sim.listTasks(list.id).find((t) => t.title.startsWith('🧑‍🔬'))!;
     await h.deps.state.update((state) => {
       for (const key of Object.keys(state)) delete (state as Record<string, unknown>)[key];
-      return { works: {}, ownTasks: {}, owners: {}, sessions: {}, pendingCreates: {}, outbox: [], usage: {}, rebuilt: [] };
+      return { works: {}, ownTasks: {}, owners: {}, sessions: {}, pendingCreates: {}, outbox: [], usage: {}, rebuilt: [], strayTasks: [] };
     });
     h.sim.addComment(list.id, review.id, '日志要带时间戳');
     const report = await h.engine.sync(list.id);

@@ -80,4 +80,13 @@ describe('the usage shapes', () => {
     }
     expect(usage.ModelPriceSchema.safeParse({ input: 1, output: 2, currency: '12345678' }).success).toBe(true);
   });
+
+  it('an allowance needs the Work’s and the round’s tokens and time, and its round', () => {
+    const allowance = { work: { tokens: 10, ms: 20 }, round: 2, roundUsage: { tokens: 3, ms: 4 } };
+    expect(usage.UsageAllowanceSchema.parse(allowance)).toEqual(allowance);
+    expect(usage.WorkUsageSchema.parse({ allowance }).allowance).toEqual(allowance);
+    for (const bad of [{ ...allowance, work: {} }, { ...allowance, work: { tokens: 1 } }, { ...allowance, roundUsage: { ms: 1 } }, { work: allowance.work, round: 2 }, {}]) {
+      expect(usage.UsageAllowanceSchema.safeParse(bad).success, JSON.stringify(bad)).toBe(false);
+    }
+  });
 });

@@ -9,6 +9,7 @@ import type { EngineDeps } from '../work/engine-context';
 import { WorkError } from '../work/engine-context';
 import { claimLapsed, reportExpiredClaim } from '../queue/claim-release';
 import { finalizeBlocker, finalizeWork } from '../review/finalize';
+import { removeStrayReviews } from '../review/stray-reviews';
 import { getLocale } from '../text/locale';
 import { occurrenceKey } from '../time/schedule';
 import { flushWorkOutbox } from '../work/outbox';
@@ -163,6 +164,9 @@ export async function syncList(deps: EngineDeps, projectId: string, options: Syn
       report.errors.push(error instanceof Error ? error.message : String(error));
     }
   }
+
+  // Review todos filed for a Work that was not sent for review after all, whose removal failed then.
+  report.errors.push(...(await removeStrayReviews(deps, after, projectId, openIds)));
 
   // Works that left the open list: completed or deleted in Dida (one read each, once).
   for (const work of Object.values(after.works)) {

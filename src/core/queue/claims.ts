@@ -34,10 +34,9 @@ const END_KEYS = ['dida.comment.released', 'dida.comment.claimExpired'] as const
 const END_PATTERNS = LOCALES.flatMap((l) =>
   END_KEYS.map((key) => {
     const template = l.t(key);
-    const head = template.slice(0, template.indexOf('{where}') >= 0 ? template.indexOf('{where}') : template.length);
-    // Up to the first variable after both names: what follows is free text (where it stopped, the minutes).
-    const cut = head.search(/\{(?!host\}|session\})\w+\}/);
-    const pattern = escapeRegExp(cut >= 0 ? head.slice(0, cut) : head)
+    // Up to the first variable other than the two names: what follows is free text (where it stopped, the minutes).
+    const cut = template.search(/\{(?!host\}|session\})\w+\}/);
+    const pattern = escapeRegExp(cut >= 0 ? template.slice(0, cut) : template)
       .replace(escapeRegExp('{host}'), '(?<host>.+?)')
       .replace(escapeRegExp('{session}'), '(?<session>[0-9A-Za-z]{1,16})');
     return new RegExp(`^${pattern}`, 'u');

@@ -3,6 +3,7 @@ import { formatDidaDate } from '../../dida/dida-date';
 import { isDidaError } from '../../dida/dida-error';
 import type { Task } from '../../dida/types';
 import { acceptanceReport, acceptanceTitle, reportOrigin } from './acceptance-report';
+import { rememberStrayReview } from './stray-reviews';
 import { addUsage, roundUsage, usageLine, usageOf, workUsage } from '../usage/usage';
 import { spendSettingsOf } from '../usage/usage-records';
 import type { EngineDeps, HeldLock } from '../work/engine-context';
@@ -101,8 +102,9 @@ async function removeFiledReview(deps: EngineDeps, work: WorkRecord): Promise<vo
       await deps.gateway.deleteTask(work.projectId, filed);
     } catch (error) {
       removed = isDidaError(error) && error.code === 'not_found';
-      if (!removed) deps.log?.(`a review todo filed too early could not be removed: ${error instanceof Error ? error.message : String(error)}`);
+      if (!removed) deps.log?.(`a review todo filed too early could not be removed (the next sync removes it): ${error instanceof Error ? error.message : String(error)}`);
     }
+    if (!removed) await rememberStrayReview(deps, work.projectId, filed);
   }
   await saveWork(deps, work, (state) => {
     if (filed && removed) delete state.ownTasks[filed];

@@ -234,6 +234,8 @@ export const ENGINE_STATE_SECTIONS = {
   sessions: z._default(z.record(z.string(), SessionRecordSchema), {}),
   pendingCreates: z._default(z.record(z.string(), PendingCreateSchema), {}),
   outbox: z._default(z.array(OutboxEntrySchema), []),
+  /** The bundle's own todos that stopped applying but could not be removed yet (a review todo filed too early): sync removes them. */
+  strayTasks: z._default(z.array(z.object({ projectId: z.string(), taskId: z.string(), since: z.number() })), []),
   /** What was rebuilt from Dida after the state file was lost, for `dida-todo status`. */
   rebuilt: z._default(z.array(z.object({ at: z.number(), what: z.string() })), []),
 };
@@ -252,7 +254,7 @@ export type EngineState = z.infer<typeof EngineStateSchema>;
 export const ENGINE_STATE_VERSION = 2;
 
 export function emptyEngineState(): EngineState {
-  return { works: {}, ownTasks: {}, owners: {}, sessions: {}, pendingCreates: {}, outbox: [], usage: {}, rebuilt: [] };
+  return { works: {}, ownTasks: {}, owners: {}, sessions: {}, pendingCreates: {}, outbox: [], usage: {}, rebuilt: [], strayTasks: [] };
 }
 
 /** Key of a Work in state: the task id, plus `#occurrence` for recurring tasks. */
