@@ -32,6 +32,11 @@ const GROUPS = {
     mutate: ['core/phone/phone-answers', 'core/phone/phone-pause'],
     tests: [UNIT, ...it('engine-phone', 'engine-phone-answers', 'engine-waiting', 'person-controls', 'dsh-pause-guard', 'route-tags')],
   },
+  // The rest of src/core (rounds three and five): tools, steps, text, usage, phone signals, bindings and releases.
+  'core-rest': {
+    mutate: ['core/continuation/recovery-window', 'core/continuation/stop-policy', 'core/engine/sync-looks', 'core/engine/work-overview', 'core/phone/comment-looks', 'core/phone/person-controls', 'core/phone/phone-signals', 'core/phone/spend-stop', 'core/queue/bindings', 'core/queue/claim-release', 'core/review/acceptance-report', 'core/steps/step-evidence', 'core/steps/step-ops', 'core/text/locale', 'core/text/model-budget', 'core/text/near-names', 'core/tools/setup-tool', 'core/tools/todo-tool', 'core/tools/todo-work-tool', 'core/tools/tool-args', 'core/tools/tool-runner', 'core/tools/tool-types', 'core/tools/work-view', 'core/usage/usage', 'core/usage/usage-records', 'core/work/engine-context'],
+    tests: [UNIT, ...it('tools', 'tools-todo', 'tools-work', 'bindings', 'person-controls', 'claim-release', 'comment-looks', 'engine-step-ops', 'engine-phone', 'work-usage', 'engine-acceptance', 'engine-sync')],
+  },
   'dsh-host': {
     mutate: ['dsh/dsh-host', 'dsh/lazy-host', 'dsh/phone-control', 'dsh/clock', 'dsh/prompt-text'],
     tests: [UNIT, ...it('dsh-pause-guard', 'dsh-slash-dida')],
@@ -40,10 +45,11 @@ const GROUPS = {
     mutate: ['dsh/machine-poller', 'dsh/poller'],
     tests: [UNIT, ...it('machine-poller', 'machine-poller-upkeep')],
   },
-  // The small modules whose figures were checked by hand or changed after their round (module-level texts and shapes).
+  // The small modules whose figures were checked by hand or changed after their round (module-level texts and shapes),
+  // and the stray review todos.
   'small': {
-    mutate: ['core/tools/tool-specs', 'core/work/usage-schema', 'dsh/prompt-text', 'dsh/queue-grant', 'dsh/poll-election'],
-    tests: [UNIT, ...it('dsh-pause-guard', 'dsh-slash-dida')],
+    mutate: ['core/tools/tool-specs', 'core/tools/index', 'core/work/usage-schema', 'core/work/work-state', 'core/phone/phone-pause', 'core/review/stray-reviews', 'dsh/prompt-text', 'dsh/queue-grant', 'dsh/poll-election'],
+    tests: [UNIT, ...it('dsh-pause-guard', 'dsh-slash-dida', 'stray-reviews', 'engine-finalize', 'engine-phone')],
   },
 };
 

@@ -253,6 +253,9 @@ describe('claiming a Work', () => {
     expect(claim.holder).toBe('test-host#aaaa1111');
     expect(claim.at).toBeLessThan(h.clock.now - 60_000);
     expect(Math.abs(claim.at - claimedAt)).toBeLessThanOrEqual(60_000);
+    // The holder itself claiming again is activity now (its lease runs from this call, not from its claim comment).
+    expect(await claimWork(h.deps, taskId, A)).toEqual({ status: 'won', posted: false });
+    expect((await h.state()).works[taskId]!.claim).toEqual({ holder: 'test-host#aaaa1111', at: h.clock.now });
   });
 
   it('the claim seen last is refreshed when its holder changes or after a minute, not on every call', async () => {

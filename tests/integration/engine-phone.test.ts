@@ -246,6 +246,19 @@ describe('pausing a running Work from the phone', () => {
     expect((await checkBoundary(h.deps, S, { ...options, readDida: true, seenPriority: 3, seenFor: task.id })).pause).toBeUndefined();
   });
 
+  it('no current Work: nothing is looked at; a task completed in Dida is not paused by a stop comment; a priority seen for another Work does not count', async () => {
+    h.sim.resetCounters();
+    expect(await checkBoundary(h.deps, 'session-without-work', { ...options, readDida: true, seenPriority: 5, seenFor: 'x' })).toEqual({});
+    expect(h.sim.totalRequests()).toBe(0);
+    const { list, task } = await runningWork(5);
+    h.sim.editTask(task.id, { priority: 0 });
+    expect(await checkBoundary(h.deps, S, { ...options, readDida: true, seenPriority: 5, seenFor: 'another-work' })).toEqual({ key: task.id, priority: 0 });
+    h.sim.addComment(list.id, task.id, '停');
+    h.sim.editTask(task.id, { status: 2 });
+    // What the record knew is kept (the completion is sync's to note), and no pause is asked for.
+    expect(await checkBoundary(h.deps, S, { ...options, readDida: true, seenPriority: 5, seenFor: task.id })).toEqual({ key: task.id, priority: 5 });
+  });
+
   it('configured stop phrases replace the defaults, and [] turns stop comments off', async () => {
     const { list, task } = await runningWork(3);
     h.sim.addComment(list.id, task.id, 'hold on');
