@@ -35,7 +35,7 @@ const GROUPS = {
   // The rest of src/core (rounds three and five): tools, steps, text, usage, phone signals, bindings and releases.
   'core-rest': {
     mutate: ['core/continuation/recovery-window', 'core/continuation/stop-policy', 'core/engine/sync-looks', 'core/engine/work-overview', 'core/phone/comment-looks', 'core/phone/person-controls', 'core/phone/phone-signals', 'core/phone/spend-stop', 'core/queue/bindings', 'core/queue/claim-release', 'core/review/acceptance-report', 'core/steps/step-evidence', 'core/steps/step-ops', 'core/text/locale', 'core/text/model-budget', 'core/text/near-names', 'core/tools/setup-tool', 'core/tools/todo-tool', 'core/tools/todo-work-tool', 'core/tools/tool-args', 'core/tools/tool-runner', 'core/tools/tool-types', 'core/tools/work-view', 'core/usage/usage', 'core/usage/usage-records', 'core/work/engine-context'],
-    tests: [UNIT, ...it('tools', 'tools-todo', 'tools-work', 'bindings', 'person-controls', 'claim-release', 'comment-looks', 'engine-step-ops', 'engine-phone', 'work-usage', 'engine-acceptance', 'engine-sync')],
+    tests: [UNIT, ...it('tools', 'tools-todo', 'tools-work', 'tools-fresh', 'bindings', 'person-controls', 'claim-release', 'comment-looks', 'engine-step-ops', 'engine-phone', 'work-usage', 'engine-acceptance', 'engine-sync')],
   },
   'dsh-host': {
     mutate: ['dsh/dsh-host', 'dsh/lazy-host', 'dsh/phone-control', 'dsh/clock', 'dsh/prompt-text'],
@@ -44,6 +44,11 @@ const GROUPS = {
   'dsh-poll': {
     mutate: ['dsh/machine-poller', 'dsh/poller'],
     tests: [UNIT, ...it('machine-poller', 'machine-poller-upkeep')],
+  },
+  // The rest of src/dsh (rounds four to six): the adapter's trackers, relays, guards, crash recovery and the row.
+  'dsh-rest': {
+    mutate: ['dsh/adapter-deps', 'dsh/agent-tracker', 'dsh/answer-relay', 'dsh/continuation', 'dsh/crash-recovery', 'dsh/idle-settle', 'dsh/index', 'dsh/list-sync', 'dsh/live-binding', 'dsh/panel', 'dsh/pause-guard', 'dsh/poll-marks', 'dsh/poll-pace', 'dsh/poll-upkeep', 'dsh/ports', 'dsh/prompt', 'dsh/row-config', 'dsh/slash-command-spec', 'dsh/slash-commands', 'dsh/stretch-counter', 'dsh/tool-bridge', 'dsh/tool-context', 'dsh/tool-effects', 'dsh/turn-markers', 'dsh/usage-meter'],
+    tests: [UNIT, ...it('dsh-pause-guard', 'dsh-slash-dida', 'machine-poller-upkeep')],
   },
   // The small modules whose figures were checked by hand or changed after their round (module-level texts and shapes),
   // and the stray review todos.
