@@ -128,4 +128,76 @@ describe('reportExpiredClaim', () => {
     expect(titles(task.id)).toHaveLength(before);
     expect((await h.state()).works[task.id]?.claim).toBeUndefined();
   });
+
+  /**
+   * The engine's deps with a gateway whose comment lists are reshaped: `times(i)` gives the i-th comment (oldest
+   * first) its createdTime (undefined: none), and the list comes back newest first. The claim rules must not lean on
+   * the order the gateway returns, and read equal or missing times as Dida may send them.
+   */
+  function reshaped(times: (i: number) => string | undefined) {
+    const gateway = h.deps.gateway;
+    const listComments: typeof gateway.listComments = async (projectId, taskId) => {
+      const comments = await gateway.listComments(projectId, taskId);
+      return comments.map((c, i) => ({ ...c, createdTime: times(i) })).reverse();
+    };
+    return { ...h.deps, gateway: Object.assign(Object.create(gateway) as typeof gateway, { listComments }) };
+  }
+  const iso = (ms: number) => new Date(ms).toISOString().replace('Z', '+0000');
+
+  it('a claim taken again after its release is reported, whatever order Dida lists the comments in', async () => {
+    const { list, task } = await claimed();
+    await releaseClaim(h.deps, task.id, S);
+    // Taken again by another session of the machine: the report names that one.
+    await h.engine.switchTo('session-2', list.id, task.id);
+    const claim = (await h.state()).works[task.id]!.claim!;
+    const claims = titles(task.id);
+    expect(claims).toHaveLength(3);
+    h.clock.now = claim.at + 31 * 60_000;
+    const start = claim.at - 60 * 60_000;
+    // claim, release, claim again: one minute apart, an hour ago.
+    expect(await reportExpiredClaim(reshaped((i) => iso(start + i * 60_000)), task.id)).toBe(true);
+    expect(titles(task.id)).toHaveLength(4);
+    expect(titles(task.id).at(-1)).toContain('31 分钟没有进展');
+    expect(titles(task.id).at(-1)).toContain('会话 2');
+    expect(titles(task.id).at(-1)).not.toContain('会话 1');
+  });
+
+  it('a release written by someone else does not end the claim', async () => {
+    const { list, task } = await claimed();
+    const other = h.sim.seedTask({ projectId: list.id, title: '别的', priority: 3 });
+    await h.engine.sync(list.id);
+    await h.engine.switchTo('session-3', list.id, other.id);
+    await releaseClaim(h.deps, other.id, 'session-3');
+    const releaseText = titles(other.id).at(-1)!;
+    h.sim.addComment(list.id, task.id, releaseText.replace('会话 3', '会话 1'), { userId: 424242 });
+    const claim = (await h.state()).works[task.id]!.claim!;
+    h.clock.now = claim.at + 31 * 60_000;
+    expect(await reportExpiredClaim(h.deps, task.id)).toBe(true);
+    expect(titles(task.id)).toHaveLength(3);
+    expect(titles(task.id).at(-1)).toContain('31 分钟没有进展');
+  });
+
+  it('a release stamped with the same time as its claim ends it', async () => {
+    const { task } = await claimed();
+    const claim = (await h.state()).works[task.id]!.claim!;
+    await releaseClaim(h.deps, task.id, S);
+    await h.deps.state.update((s) => {
+      s.works[task.id]!.claim = claim;
+    });
+    h.clock.now = claim.at + 31 * 60_000;
+    const same = iso(claim.at - 60 * 60_000);
+    expect(await reportExpiredClaim(reshaped(() => same), task.id)).toBe(false);
+    expect(titles(task.id)).toHaveLength(2);
+    expect((await h.state()).works[task.id]?.claim).toBeUndefined();
+  });
+
+  it('a claim comment without a time still counts as the claim (reported once its lease ran out)', async () => {
+    const { task } = await claimed();
+    const claim = (await h.state()).works[task.id]!.claim!;
+    h.clock.now = claim.at + 31 * 60_000;
+    expect(await reportExpiredClaim(reshaped(() => undefined), task.id)).toBe(true);
+    expect(titles(task.id)).toHaveLength(2);
+    expect(titles(task.id).at(-1)).toContain('31 分钟没有进展');
+  });
 });
+
