@@ -108,4 +108,21 @@ describe('changeSteps', () => {
     expect(state.works[task.id]?.steps[0]).toMatchObject({ status: 'completed', resolution: '汇总好了' });
     expect(state.outbox.map((e) => e.kind)).toEqual(['completed']);
   });
+
+  it('a lock lost before the write (another process took the Work over): Dida is not written, the change waits as intent', async () => {
+    const { task } = await openWork();
+    const lost = {
+      ...h.deps,
+      locks: { withLock: <T>(key: string, fn: (lock: { compromised: AbortSignal; stillHeld(): boolean }) => Promise<T>) => h.deps.locks.withLock(key, (lock) => fn({ compromised: lock.compromised, stillHeld: () => false })) },
+    };
+    h.sim.resetCounters();
+    await expect(changeSteps(lost, task.id, [{ op: 'update', step: '汇总', status: 'completed', resolution: '汇总好了' }])).rejects.toMatchObject({ name: 'LockLostError' });
+    expect(writes()).toBe(0);
+    expect(h.sim.getTask(task.id)?.items?.[0]?.status).toBe(0);
+    expect((await h.state()).works[task.id]?.steps[0]).toMatchObject({ status: 'completed' });
+    // The next write, with the lock held, carries it.
+    await changeSteps(h.deps, task.id, []);
+    expect(h.sim.getTask(task.id)?.items?.[0]?.status).toBe(1);
+  });
 });
+

@@ -75,6 +75,9 @@ describe('the words of each refusal', () => {
     const empty = refusal(sample(), [{ op: 'add', title: '\u200B' }]);
     expect(empty.code).toBe('invalid_text');
     expect(empty.message).toBe('The step title is empty after removing what is not for people; write a short plain-language title.');
+    const emptyRename = refusal(sample(), [{ op: 'update', step: 'a1', title: '\u200B' }]);
+    expect(emptyRename.code).toBe('invalid_text');
+    expect(emptyRename.message).toBe('The step title is empty after removing what is not for people; write a short plain-language title.');
   });
 
   it('an agent step added again with another status is a duplicate; the same status is a repeated call', () => {
