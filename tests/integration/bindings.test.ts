@@ -82,6 +82,7 @@ describe('binding by id', () => {
     expect(h.sim.totalRequests()).toBe(0);
     const missing = await refusal(bindList(h.gateway, config, '/r', { id: 'nope' }));
     expect(missing.message).toBe('No Dida list has id nope; run `dida-todo lists` to see your lists.');
+    expect(missing.code).toBe('list_missing');
     const archived = h.sim.seedProject({ name: '旧清单', closed: true });
     const closed = await refusal(bindList(h.gateway, config, '/r', { id: ` ${archived.id} ` }));
     expect(closed.code).toBe('list_closed');
@@ -138,6 +139,11 @@ describe('what a bind keeps', () => {
     await bindList(h.gateway, config, '/b', { id: list.id }, { tag: 'web' });
     const other = await bindList(h.gateway, config, '/c', { id: list.id });
     expect(other.binding).toEqual({ cwd: '/c', projectId: list.id, label: 'l' });
+    // Also when the tagged directory is the first binding of the config.
+    const first = memoryConfig();
+    await bindList(h.gateway, first, '/b', { id: list.id }, { tag: 'web' });
+    expect((await bindList(h.gateway, first, '/c', { id: list.id })).binding).toEqual({ cwd: '/c', projectId: list.id, label: 'l' });
+    expect(first.current.bindings.find((b) => b.cwd === '/b')?.tag).toBe('web');
   });
 
   it('an archived list with a close name is no reason to refuse a new list', async () => {

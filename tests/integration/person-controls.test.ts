@@ -70,6 +70,18 @@ describe('pause and resume by the person', () => {
   });
 });
 
+describe('two pauses at once', () => {
+  it('one pauses, the other finds it waiting: one comment, one wait', async () => {
+    const { task } = await currentWork();
+    const before = h.sim.listComments(task.id).length;
+    const outcomes = await Promise.all([pauseCurrentWork(h.deps, S), pauseCurrentWork(h.deps, S)]);
+    expect(outcomes.map((o) => o.status).sort()).toEqual(['already_waiting', 'paused']);
+    for (const o of outcomes) expect(o).toMatchObject({ work: { taskId: task.id } });
+    expect(h.sim.listComments(task.id)).toHaveLength(before + 1);
+    expect(h.sim.getTask(task.id)?.priority).toBe(0);
+  });
+});
+
 describe('the spend stop', () => {
   it.each([
     [{ what: 'tokens', scope: 'work', used: 1_050, limit: 1_000 }, '这项工作已经用了 1,050 token，达到了上限 1,000（maxTokensPerWork）'],
