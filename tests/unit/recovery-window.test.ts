@@ -22,6 +22,8 @@ describe('mayHoldInterruptedTurn', () => {
     expect(mayHoldInterruptedTurn(null, NOW, dead)).toBe(true);
     expect(mayHoldInterruptedTurn([], NOW, dead)).toBe(true);
     expect(mayHoldInterruptedTurn('x', NOW, dead)).toBe(true);
+    expect(mayHoldInterruptedTurn(5, NOW, dead)).toBe(true);
+    expect(mayHoldInterruptedTurn(true, NOW, dead)).toBe(true);
     expect(mayHoldInterruptedTurn({ a: null }, NOW, dead)).toBe(true);
     expect(mayHoldInterruptedTurn({ a: 3 }, NOW, dead)).toBe(true);
     expect(mayHoldInterruptedTurn({ a: { turnOpenSince: '5' } }, NOW, dead)).toBe(true);
