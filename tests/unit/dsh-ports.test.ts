@@ -19,6 +19,8 @@ describe('ports helpers', () => {
     expect(textOf({ content: [{ type: 'text', text: 'a' }, { type: 'image' }, { type: 'text', text: 'b' }, { type: 'text' }] })).toBe('ab');
     expect(textOf(undefined)).toBe('');
     expect(textOf({})).toBe('');
+    // A block of another type that carries text (a model's thinking) is not the message's text.
+    expect(textOf({ content: [{ type: 'thinking', text: 'secret' }, { type: 'text', text: 'said' }] })).toBe('said');
   });
 
   it('personIsWaiting looks at both inbox queues for a person\'s message only', () => {
@@ -34,6 +36,21 @@ describe('ports helpers', () => {
     const bare = fakeAgent('c');
     delete (bare as { inbox?: unknown }).inbox;
     expect(personIsWaiting(bare)).toBe(false);
+    // Entries dsh did not build (no source, or none at all) are no person's message and break nothing.
+    const odd = fakeAgent('d');
+    (odd.inbox.nextStep as unknown[]).push(null, { id: 'x', role: 'user', content: [] });
+    expect(personIsWaiting(odd)).toBe(false);
+  });
+
+  it('optionalServices from a fresh import (the object is built when the module loads)', async () => {
+    vi.resetModules();
+    const fresh = await import('../../src/dsh/ports');
+    const services: Record<string, unknown> = { goals: 'G', systemPrompt: 'P', agentDefaultModel: 'M' };
+    const ctx = { get: (name: string) => services[name] } as unknown as HostContext;
+    expect([fresh.optionalServices.goals(ctx), fresh.optionalServices.systemPrompt(ctx), fresh.optionalServices.defaultModel(ctx)]).toEqual(['G', 'P', 'M']);
+    expect(fresh.optionalServices.isOneShot(ctx)).toBe(false);
+    services.headlessStartup = {};
+    expect(fresh.optionalServices.isOneShot(ctx)).toBe(true);
   });
 
   it('optionalServices read what the profile has', () => {
