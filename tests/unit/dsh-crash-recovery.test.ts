@@ -119,7 +119,10 @@ describe('resume at dsh start', () => {
     expect(agent.followup).toHaveBeenCalledTimes(1);
     expect(agent.followup.mock.calls[0]![0].content[0].text).toBe(RECOVERY_MESSAGE);
     expect(agent.followup.mock.calls[0]![0].source).toMatchObject({ kind: 'plugin', plugin: 'dida-todo' });
+    expect(t.logs).toContain('resuming the interrupted turn of session-old in 5 s (attempt 1/3)');
     expect(t.logs).toContain('resumed the interrupted turn of session-old');
+    // The resume is an automatic continuation of the session's current Work: it counts toward what the Work cost.
+    expect(Object.values(t.state.value.usage.w1?.rounds ?? {}).map((u) => u.continuations)).toEqual([1]);
     // Once: a second scan finds nothing to do.
     await t.recovery.scanAtStart();
     expect(t.resume).toHaveBeenCalledTimes(1);
@@ -243,6 +246,7 @@ describe('resume at dsh start', () => {
     await t.clock.advance(60_000);
     expect(t.resume).not.toHaveBeenCalled();
     expect(marker(t)).toBeDefined();
+    expect(t.logs).toContain('not resuming the interrupted turn of session-old (owner_alive)');
   });
 
   it('does not resume a session whose directory is no longer bound', async () => {
