@@ -104,4 +104,65 @@ describe('AnswerRelay.atTurnStart', () => {
     await start;
     expect(done).toBe(true);
   });
+
+  it("takes the answer of the session's own current Work, not one another live session works on; a subagent's Work is no other session's", async () => {
+    const h = createHarness();
+    h.state.value.works.own = answered('own');
+    h.state.value.works.theirs = answered('theirs');
+    h.state.value.works.childs = answered('childs');
+    const { track } = bind(h, 's1', 'own');
+    bind(h, 's2', 'theirs');
+    const child = bind(h, 'c1', 'childs');
+    child.track.subagent = true;
+    // A live session with no record yet holds no Work.
+    bind(h, 's3');
+    await new AnswerRelay(h.deps, new StretchCounter(h.deps)).atTurnStart(track, { step: 1 });
+    expect(h.logs).toEqual(["gave the person's answer to own, childs to session s1"]);
+    expect(h.state.value.works.theirs!.pendingAnswer).toBeDefined();
+    expect(h.state.value.works.own!.pendingAnswer).toBeUndefined();
+  });
+
+  it('a later step of the turn takes nothing', async () => {
+    const h = createHarness();
+    h.state.value.works.w1 = answered('w1');
+    const { track } = bind(h, 's1');
+    await new AnswerRelay(h.deps, new StretchCounter(h.deps)).atTurnStart(track, { step: 2 });
+    expect(track.pendingNotes).toEqual([]);
+    expect(h.state.value.works.w1!.pendingAnswer).toBeDefined();
+  });
 });
+
+describe('AnswerRelay.deliver, which session', () => {
+  it("wakes only the session whose current Work was answered; a Work still waiting is not handed out; a session without a record takes nothing", async () => {
+    const h = createHarness();
+    h.state.value.works.w1 = answered('w1');
+    h.state.value.works.w2 = answered('w2', { waiting: { reason: 'q', previousPriority: 3, applied: true, since: 0 } as never });
+    h.state.value.works.w3 = work('w3', ['in_progress']);
+    const one = bind(h, 's1', 'w1');
+    const two = bind(h, 's2', 'w2');
+    const three = bind(h, 's3', 'w3');
+    const bare = bind(h, 's4');
+    // A record whose current Work the state no longer has.
+    bind(h, 's5', 'gone');
+    delete h.state.value.works.gone;
+    await new AnswerRelay(h.deps, new StretchCounter(h.deps)).deliver();
+    expect(one.agent.followup).toHaveBeenCalledTimes(1);
+    for (const other of [two, three, bare]) expect(other.agent.followup).not.toHaveBeenCalled();
+    expect(h.state.value.works.w2!.pendingAnswer).toBeDefined();
+    expect(h.logs).toEqual(['the person answered Work w1 in Dida; woke session s1 with it']);
+  });
+});
+
+describe('AnswerRelay.deliver, nothing to hand', () => {
+  it('no session holds an answered Work: the state is only read', async () => {
+    const h = createHarness();
+    h.state.value.works.w1 = answered('w1');
+    bind(h, 's1', 'w9');
+    h.state.value.works.w9 = work('w9', ['in_progress']);
+    const writes = h.state.writes;
+    await new AnswerRelay(h.deps, new StretchCounter(h.deps)).deliver();
+    expect(h.state.writes).toBe(writes);
+    expect(h.state.value.works.w1!.pendingAnswer).toBeDefined();
+  });
+});
+
