@@ -172,6 +172,50 @@ describe("the stretch's priority", () => {
   });
 });
 
+describe('after a restart, and who opened the turn', () => {
+  it('a pause set while dsh was down: the priority the session kept before the restart counts at the first look', async () => {
+    const t = await setup();
+    await t.guard.atBoundary(t.track, true);
+    expect((await eh.state()).sessions[S]).toMatchObject({ pauseSeen: { key: t.task.id, priority: 5 } });
+    eh.sim.editTask(t.task.id, { priority: 0 });
+    // A new process: a guard that has seen nothing itself; the session's turn is not open in the record.
+    const restarted = new PauseGuard(t.deps, async () => eh.deps, () => ['stop']);
+    expect((await eh.state()).sessions[S]?.turnOpenSince).toBeUndefined();
+    expect(await restarted.atBoundary(t.track, true)).toBe(true);
+    expect((await eh.state()).works[t.task.id]!.waiting?.pausedBy).toBe('priority');
+    expect(t.cancel).toHaveBeenCalledTimes(1);
+  });
+
+  it('a first step opened by a plugin message (a resume, a note), not by the person, is stopped by a pause', async () => {
+    const t = await setup();
+    await t.guard.atBoundary(t.track, true);
+    eh.sim.editTask(t.task.id, { priority: 0 });
+    await t.clock.advance(PAUSE_CHECK_INTERVAL_MS);
+    const note = { id: 'n1', role: 'user', content: [{ type: 'text', text: 'continue' }], source: { kind: 'plugin', plugin: 'dida-todo' } };
+    // An entry without a source (not built by dsh) breaks nothing and opens nothing either.
+    await t.guard.beforeStep(t.track, { step: 1, messages: [null, { id: 'x', role: 'user', content: [] }, note] as never });
+    expect(t.cancel).toHaveBeenCalledTimes(1);
+  });
+
+  it('no current Work, or a state that cannot be read: no pause, and the failure is logged', async () => {
+    const t = await setup();
+    await eh.deps.state.update((s) => {
+      delete s.sessions[S]!.currentWork;
+    });
+    expect(await t.guard.atBoundary(t.track, true)).toBe(false);
+    t.deps.state.read = async () => Promise.reject(new Error('state locked'));
+    expect(await t.guard.atBoundary(t.track, true)).toBe(false);
+    expect(t.logs).toEqual(['looking for a pause from Dida failed: state locked']);
+    expect(t.cancel).not.toHaveBeenCalled();
+  });
+
+  it('the reason a stopped turn is given, from a fresh import', async () => {
+    vi.resetModules();
+    const fresh = await import('../../src/dsh/pause-guard');
+    expect(fresh.PAUSE_CANCEL_REASON).toBe('dida-todo: the person paused the Work in Dida');
+  });
+});
+
 describe('what is not looked at', () => {
   it('a Work the session created moments ago is not read from Dida until the interval has passed', async () => {
     const t = await setup();
