@@ -254,3 +254,11 @@ describe('continuation helpers', () => {
     expect(liveFacts(bare.deps, bare.deps.tracker.add(fakeAgent('a2')))).toEqual({ modelTodosOpen: 0 });
   });
 });
+
+describe('from a fresh import', () => {
+  it('a long wait looks for a pause every five minutes', async () => {
+    vi.resetModules();
+    const fresh = await import('../../src/dsh/continuation');
+    expect(fresh.PAUSE_LOOK_MS).toBe(5 * MIN);
+  });
+});
