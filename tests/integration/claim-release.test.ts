@@ -199,5 +199,32 @@ describe('reportExpiredClaim', () => {
     expect(titles(task.id)).toHaveLength(2);
     expect(titles(task.id).at(-1)).toContain('31 分钟没有进展');
   });
+
+  it("a note of the owner's after the release (the outbox flushing late) does not make the released claim live again", async () => {
+    const { list, task } = await claimed();
+    const claim = (await h.state()).works[task.id]!.claim!;
+    await releaseClaim(h.deps, task.id, S);
+    const owner = (await h.state()).owners[list.id]!;
+    h.sim.addComment(list.id, task.id, '已完成：复现', { userId: Number(owner) });
+    await h.deps.state.update((s) => {
+      s.works[task.id]!.claim = claim;
+    });
+    h.clock.now = claim.at + 31 * 60_000;
+    const start = claim.at - 60 * 60_000;
+    expect(await reportExpiredClaim(reshaped((i) => iso(start + i * 60_000)), task.id)).toBe(false);
+    expect(titles(task.id)).toHaveLength(3);
+    expect((await h.state()).works[task.id]?.claim).toBeUndefined();
+  });
+
+  it('an expired claim of a Work no longer open (in review) is not reported', async () => {
+    const { task } = await claimed();
+    const claim = (await h.state()).works[task.id]!.claim!;
+    await h.deps.state.update((s) => {
+      s.works[task.id]!.phase = 'accepting';
+    });
+    h.clock.now = claim.at + 31 * 60_000;
+    expect(await reportExpiredClaim(h.deps, task.id)).toBe(false);
+    expect(titles(task.id)).toHaveLength(1);
+  });
 });
 

@@ -50,8 +50,11 @@ describe('planLooks, reading every list', () => {
       waiting('w-task-gone'),
       makeWork([], { taskId: 'w-open' }),
       waiting('w-no-version'),
+      // A review record kept while the Work is open again, and a wait of a Work being finalized: neither is watched.
+      makeWork([], { taskId: 'w-open-old-review', acceptance: { taskId: 'r4', handledCommentIds: [], closed: false } }),
+      waiting('w-finalizing', {}, { phase: 'finalizing' }),
     );
-    const tasks = [task('r1'), task('r2'), task('r3'), task('w-wait'), task('rem', { etag: '', modifiedTime: 'm-rem' }), task('w-wait-gone-reminder'), task('w-not-written'), task('w-open'), task('w-no-version', { etag: '' })];
+    const tasks = [task('r1'), task('r2'), task('r3'), task('w-wait'), task('rem', { etag: '', modifiedTime: 'm-rem' }), task('w-wait-gone-reminder'), task('w-not-written'), task('w-open'), task('w-no-version', { etag: '' }), task('r4'), task('w-open-old-review'), task('w-finalizing')];
     const plan = planLooks(depsOver(state), state, 'p1', tasks, 'all');
     expect(Object.fromEntries(plan.looked)).toEqual({
       'w-review': { version: 'e-r1', scope: 'review r1' },
@@ -113,8 +116,14 @@ describe('noteLooks', () => {
       review('w-closed', 'r', { acceptance: { taskId: 'r', handledCommentIds: [], closed: true }, commentLook: { first: 1, at: 2 } }),
       makeWork([], { taskId: 'w-resumed', commentLook: { first: 1, at: 2 } }),
       review('w-review', 'r2'),
+      makeWork([], { taskId: 'w-open-old-review', acceptance: { taskId: 'r4', handledCommentIds: [], closed: false }, commentLook: { first: 1, at: 2 } }),
+      makeWork([], { taskId: 'w-accepting-bare', phase: 'accepting', commentLook: { first: 1, at: 2 } }),
+      waiting('w-finalizing', {}, { phase: 'finalizing', commentLook: { first: 1, at: 2 } }),
     );
     const looked = new Map([
+      ['w-open-old-review', { version: 'v1', scope: 'review r4' }],
+      ['w-accepting-bare', { version: 'v1', scope: 'review r5' }],
+      ['w-finalizing', { version: 'v1', scope: 'wait 42' }],
       ['w-gone', { version: 'v', scope: 'wait 1' }],
       ['w-again', { version: 'v1', scope: 'wait 42' }],
       ['w-fresh', { version: 'v1', scope: 'wait 42' }],
@@ -129,6 +138,9 @@ describe('noteLooks', () => {
     expect(state.works['w-resumed']!.commentLook).toBeUndefined();
     expect(state.works['w-review']!.commentLook).toEqual({ first: NOW, at: NOW, version: 'v2', scope: 'review r2' });
     expect(state.works['w-gone']).toBeUndefined();
+    expect(state.works['w-open-old-review']!.commentLook).toBeUndefined();
+    expect(state.works['w-accepting-bare']!.commentLook).toBeUndefined();
+    expect(state.works['w-finalizing']!.commentLook).toBeUndefined();
   });
 
   it('writes nothing when nothing was looked at', async () => {
