@@ -35,7 +35,7 @@ const GROUPS = {
   // The rest of src/core (rounds three and five): tools, steps, text, usage, phone signals, bindings and releases.
   'core-rest': {
     mutate: ['core/continuation/recovery-window', 'core/continuation/stop-policy', 'core/engine/sync-looks', 'core/engine/work-overview', 'core/phone/comment-looks', 'core/phone/person-controls', 'core/phone/phone-signals', 'core/phone/spend-stop', 'core/queue/bindings', 'core/queue/claim-release', 'core/review/acceptance-report', 'core/steps/step-evidence', 'core/steps/step-ops', 'core/text/locale', 'core/text/model-budget', 'core/text/near-names', 'core/tools/setup-tool', 'core/tools/todo-tool', 'core/tools/todo-work-tool', 'core/tools/tool-args', 'core/tools/tool-runner', 'core/tools/tool-types', 'core/tools/work-view', 'core/usage/usage', 'core/usage/usage-records', 'core/work/engine-context'],
-    tests: [UNIT, ...it('tools', 'tools-todo', 'tools-work', 'tools-fresh', 'bindings', 'person-controls', 'claim-release', 'comment-looks', 'engine-step-ops', 'engine-phone', 'work-usage', 'engine-acceptance', 'engine-sync', 'review-evidence')],
+    tests: [UNIT, ...it('tools', 'tools-todo', 'tools-work', 'bindings', 'person-controls', 'claim-release', 'comment-looks', 'engine-step-ops', 'engine-phone', 'work-usage', 'engine-acceptance', 'engine-sync', 'review-evidence')],
   },
   'dsh-host': {
     mutate: ['dsh/dsh-host', 'dsh/lazy-host', 'dsh/phone-control', 'dsh/clock', 'dsh/prompt-text'],
