@@ -100,6 +100,20 @@ describe('UsageMeter.observe', () => {
     expect(t.usage('w2')).toMatchObject({ requests: 2, inputTokens: 42, ms: 1_500 });
   });
 
+  it('a continuation before the session has a current Work counts toward the Work it takes in the same turn', async () => {
+    const t = setup({ current: undefined });
+    t.meter.observe(t.track, { type: 'turn/start' });
+    t.meter.noteContinuation(t.track);
+    await settled(t);
+    expect(t.state.value.usage).toEqual({});
+    await t.state.update((s) => {
+      s.sessions.s1!.currentWork = 'w2';
+    });
+    t.meter.observe(t.track, answer(7));
+    await settled(t);
+    expect(t.usage('w2')).toMatchObject({ requests: 1, continuations: 1, continuedRequests: 1, continuedTokens: 7 });
+  });
+
   it('usage of a turn that took no Work is dropped at its end, and what a turn left is dropped at the next start', async () => {
     const t = setup({ current: undefined });
     t.meter.observe(t.track, { type: 'turn/start' });
