@@ -16,7 +16,7 @@ function depsOver(state: EngineState): EngineDeps {
     now: () => NOW,
     state: {
       read: async () => state,
-      update: async (fn) => {
+      update: async (fn: (state: EngineState) => unknown) => {
         await fn(state);
         return state;
       },
