@@ -3,6 +3,7 @@
 // moves its lease on, an ended claim is forgotten without a word, and nothing happens without a known owner.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { releaseClaim, reportExpiredClaim } from '../../src/core/queue/claim-release';
+import { startSimulator } from '../../src/sim/simulator';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
 
 let h: EngineHarness;
@@ -226,5 +227,36 @@ describe('reportExpiredClaim', () => {
     expect(await reportExpiredClaim(h.deps, task.id)).toBe(false);
     expect(titles(task.id)).toHaveLength(1);
   });
-});
 
+  it("the person's questions on a Work whose machine went away do not keep it held: reported a lease after the bundle's last progress", async () => {
+    // Dida stamps comments on the engine's clock here, so minutes pass without waiting.
+    const clock = { now: Date.UTC(2026, 10, 30, 2, 0, 0) };
+    const sim = await startSimulator({ now: () => clock.now });
+    const own = await startEngineHarness({ sim });
+    try {
+      own.deps.now = () => clock.now;
+      const list = sim.seedProject({ name: 'l' });
+      const task = sim.seedTask({ projectId: list.id, title: '修复登录', priority: 3, items: [{ title: '复现' }, { title: '修好' }] });
+      await own.engine.sync(list.id);
+      await own.engine.switchTo(S, list.id, task.id);
+      await own.engine.changeSteps(S, [{ op: 'update', step: '复现', status: 'in_progress' }]);
+      await own.engine.flushComments();
+      const owner = Number((await own.state()).owners[list.id]);
+      // The machine goes away; the person asks at minutes 25 and 29, with the owner's own account.
+      clock.now += 25 * 60_000;
+      sim.addComment(list.id, task.id, '进展如何？', { userId: owner });
+      clock.now += 4 * 60_000;
+      sim.addComment(list.id, task.id, '还在做吗', { userId: owner });
+      // Another machine reads the list at minute 31: the claim's record lapsed, and Dida shows no progress since.
+      clock.now += 2 * 60_000;
+      const other = { ...own.deps, hostLabel: 'other-host' };
+      expect(await reportExpiredClaim(other, task.id)).toBe(true);
+      const last = sim.listComments(task.id).at(-1)!.title;
+      expect(last).toContain('🤖 test-host 上的会话 1 已停止：31 分钟没有进展');
+      expect((await own.state()).works[task.id]?.claim).toBeUndefined();
+    } finally {
+      await own.close();
+      await sim.close();
+    }
+  });
+});

@@ -83,6 +83,34 @@ describe('the earliest live claim', () => {
     const stranger = c('4', '已完成：第一步', t0 + 5 * 60_000, 'someone');
     expect(earliestLiveClaim([claim, stranger], 'owner', '', lease, t0 + lease + 1)).toBeUndefined();
   });
+
+  it('the person writes with the owner’s account: their questions never keep a claim alive, only the bundle’s own progress does', () => {
+    const claim = c('1', '🤖 a 开始处理（会话 s1）', t0);
+    // The person checks on a stuck Work, again and again: the claim still lapses a lease after the claim.
+    const asks = [c('2', '进展如何？', t0 + 5 * 60_000), c('3', 'How is it going?', t0 + 9 * 60_000), c('4', '开始了吗', t0 + 9 * 60_000 + 1)];
+    expect(earliestLiveClaim([claim, ...asks], 'owner', '', lease, t0 + lease)?.activity).toBe(t0);
+    expect(earliestLiveClaim([claim, ...asks], 'owner', '', lease, t0 + lease + 1)).toBeUndefined();
+    // Each of the bundle's own texts, in both languages (a coalesced post starts with one), is progress.
+    const own = [
+      '开始处理：复现',
+      '已完成：复现\n结果：能复现\n\n开始处理：修好',
+      '已跳过：旧接口\n原因：没人用',
+      '需要你帮忙：要哪个账号？\n在这里或「🙋」提醒下留言回答',
+      '已恢复处理。',
+      '已暂停：停在「修好」（已完成 1/2 步）。',
+      '模型服务暂时达到用量限制，10:30 会自动接着做。',
+      'Started: reproduce',
+      'Done: reproduce',
+      'Skipped: old API\nReason: unused',
+      'I need your help: which account?',
+      'Resumed.',
+      'Paused (1/2 steps done).',
+      'The model service reached a usage limit for now; the work carries on by itself at 10:30.',
+    ];
+    for (const text of own) {
+      expect(earliestLiveClaim([claim, c('5', text, t0 + 5 * 60_000)], 'owner', '', lease, t0 + lease + 1)?.activity, text).toBe(t0 + 5 * 60_000);
+    }
+  });
 });
 
 describe('claiming a Work', () => {

@@ -43,6 +43,34 @@ const END_PATTERNS = LOCALES.flatMap((l) =>
   }),
 );
 
+/**
+ * The bundle's own words on a Work it works on (progress of a step, asking or answering the person, a pause, a wait, the
+ * review): only these move a claim's lease on. The person writes with the same account, so anything else they write
+ * ("进展如何？") is no progress: checking on a stuck Work must not keep it stuck.
+ */
+const PROGRESS_KEYS = [
+  'dida.comment.started',
+  'dida.comment.completed',
+  'dida.comment.completedWithResult',
+  'dida.comment.skipped',
+  'dida.comment.waiting',
+  'dida.comment.resumed',
+  'dida.comment.pausedAt',
+  'dida.comment.pausedBefore',
+  'dida.comment.pausedNoStep',
+  'dida.comment.waitUntil',
+  'dida.comment.summary',
+  'dida.comment.reworkAck',
+] as const;
+// What each text starts with before its first variable (a coalesced post starts with its first entry).
+const PROGRESS_PREFIXES = [...new Set(LOCALES.flatMap((l) => PROGRESS_KEYS.map((key) => l.t(key).split(/\{\w+\}/)[0] as string)))];
+
+/** Whether a comment is the bundle's own progress on a Work (see PROGRESS_KEYS): never a person's own words. */
+export function isBundleProgress(text: string): boolean {
+  const trimmed = text.trim();
+  return PROGRESS_PREFIXES.some((prefix) => trimmed.startsWith(prefix));
+}
+
 /** Reads a notice that ends a claim (a release, or a report that its lease ran out): whose claim it ends. */
 export function parseClaimEnd(text: string): { host: string; session: string } | undefined {
   for (const pattern of END_PATTERNS) {
@@ -95,8 +123,9 @@ function timeOf(comment: Comment | undefined): number {
 
 /**
  * The earliest claim for `occurrence` by the owner's account that is still live at `now`. Comments are ordered by
- * `createdTime` (never by list position). A claim's lease runs from its own time and every later comment by the owner
- * (progress). Claims by other accounts never count (a collaborator cannot block the owner's agents).
+ * `createdTime` (never by list position). A claim's lease runs from its own time and the bundle's own progress after it
+ * (isBundleProgress; the person's comments are not progress). Claims by other accounts never count (a collaborator
+ * cannot block the owner's agents).
  */
 export function earliestLiveClaim(comments: readonly Comment[], ownerUserId: string, occurrence: string, leaseMs: number, now: number): LiveClaim | undefined {
   const owned = comments.filter((c) => c.userId === ownerUserId).sort((a, b) => timeOf(a) - timeOf(b) || a.id.localeCompare(b.id));
@@ -107,8 +136,8 @@ export function earliestLiveClaim(comments: readonly Comment[], ownerUserId: str
     const later = owned.slice(i + 1);
     // A release by its holder, or a report that its lease ran out, ends the claim.
     if (later.some((c) => endsClaim(c.title, claim))) continue;
-    // Progress is any later comment by the owner that is neither a claim (a losing claim proves nothing) nor a notice.
-    const progress = later.filter((c) => !parseClaim(c.title) && !parseClaimEnd(c.title));
+    // Progress is the bundle's own later words (never a claim, which proves nothing, nor the person's own comments).
+    const progress = later.filter((c) => isBundleProgress(c.title));
     const activity = Math.max(timeOf(comment), timeOf(progress.at(-1)));
     if (now - activity <= leaseMs) return { comment, holder: claim.session ? `${claim.host}#${claim.session}` : claim.host, activity };
   }
