@@ -19,7 +19,7 @@ const SESSION_HOLD_MS = 30 * 60_000;
  * The texts the bundle itself may have posted on the Work (progress of each of its steps, the waiting comment,
  * "resumed"): comments made only of these (and claims) are never the person's answer.
  */
-function bundleTexts(deps: EngineDeps, work: WorkRecord): string[] {
+export function bundleTexts(deps: EngineDeps, work: WorkRecord): string[] {
   const transitions: StepChangeResult['transitions'] = [];
   for (const step of work.steps) {
     for (const to of ['in_progress', 'completed', 'skipped'] as const) {
@@ -32,7 +32,8 @@ function bundleTexts(deps: EngineDeps, work: WorkRecord): string[] {
   return texts.filter((t) => t !== '').sort((a, b) => b.length - a.length);
 }
 
-function isBundleText(text: string, texts: readonly string[]): boolean {
+/** True when `text` is made only of `texts` (the bundle's own posts) and claims: never the person's answer. */
+export function isBundleText(text: string, texts: readonly string[]): boolean {
   if (parseClaim(text)) return true;
   let rest = text;
   for (const known of texts) rest = rest.split(known).join('');

@@ -78,6 +78,48 @@ export const WaitingSchema = z.object({
 });
 export type WaitingRecord = z.infer<typeof WaitingSchema>;
 
+/**
+ * A question or approval dsh itself put to the person (its `ask_user_question` tool, a plan review, an approval of a
+ * tool call) while the session held this Work, shown in Dida until it is answered at the desk or from the phone
+ * (core/phone/desk-asks). Removed once answered, withdrawn or timed out.
+ */
+export const DeskAskSchema = z.object({
+  /** Local id (never shown). */
+  id: z.string(),
+  /** The number the person names it by when several wait at once ("#2 允许"). */
+  number: z.number(),
+  kind: z.enum(['question', 'plan', 'approval']),
+  /** The session whose tool call waits, and its process and machine (an ask of a process that is gone is withdrawn). */
+  sessionId: z.string(),
+  pid: z.optional(z.number()),
+  host: z.optional(z.string()),
+  since: z.number(),
+  /** What is asked, as dsh gave it (the model's text). */
+  questions: z.optional(
+    z.array(
+      z.object({
+        id: z.string(),
+        question: z.string(),
+        header: z.optional(z.string()),
+        detail: z.optional(z.string()),
+        options: z._default(z.array(z.object({ label: z.string(), description: z.optional(z.string()) })), []),
+        multiSelect: z.optional(z.boolean()),
+        /** A plan review: the option label that approves the plan (every other one declines it). */
+        approve: z.optional(z.string()),
+      }),
+    ),
+  ),
+  /** What an approval is for: the tool, the command or path it would act on, why it is needed. */
+  approval: z.optional(z.object({ tool: z.string(), subject: z.optional(z.string()), justification: z.optional(z.string()) })),
+  /** The 🙋 reminder filed for it. */
+  reminderTaskId: z.optional(z.string()),
+  /** The comment posted on the Work for it: the person's answers on the Work are the comments written after it. */
+  comment: z.string(),
+  anchorCommentId: z.optional(z.string()),
+  anchorAt: z.optional(z.number()),
+});
+export type DeskAsk = z.infer<typeof DeskAskSchema>;
+
 /** A background sync's last look at the comments of a review todo or a waiting Work (see core/phone/comment-looks). */
 export const CommentLookSchema = z.object({
   /** When the first look was (the schedule slows with the time since). */
@@ -171,6 +213,10 @@ export const WorkRecordSchema = z.object({
   tags: z.optional(z.array(z.string())),
   /** The owner's comments already taken as answers or stop requests (never taken again, across restarts). */
   phoneHandled: z.optional(z.array(z.string())),
+  /** dsh's own questions and approvals waiting for the person while a session holds the Work (see DeskAskSchema). */
+  asks: z.optional(z.array(DeskAskSchema)),
+  /** The number the next ask gets. */
+  nextAskNumber: z.optional(z.number()),
 });
 export type WorkRecord = z.infer<typeof WorkRecordSchema>;
 
