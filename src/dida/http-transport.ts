@@ -6,7 +6,7 @@ import { describeIssues } from '../common/schema-issues';
 import type * as z from 'zod/mini';
 import { DidaError, adviceFor, codeForAnswer, isDidaError } from './dida-error';
 import type { CallOptions } from './dida-gateway';
-import type { RequestGate } from './request-budget';
+import { boundedRetryAfter, type RequestGate } from './request-budget';
 
 export interface RetryPolicy {
   /** Extra attempts for idempotent reads (0 = never retry). */
@@ -189,7 +189,9 @@ export class HttpTransport {
 
   private httpError(route: string, response: Response, text: string): DidaError {
     const code = codeForAnswer(response.status, text);
-    const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
+    // A wait asked for beyond the ceiling of a pause (hours, a far date) is taken as the ceiling everywhere it is used.
+    const asked = parseRetryAfter(response.headers.get('retry-after'));
+    const retryAfterMs = asked === undefined ? undefined : boundedRetryAfter(asked);
     const excerpt = this.excerpt(text);
     return new DidaError({
       code,

@@ -71,8 +71,10 @@ export function accountKey(baseUrl: string, token: string): string {
 export interface BudgetRecord {
   /** Times (ms since the epoch) of the requests sent in the last five minutes, oldest first. */
   stamps: number[];
-  /** No request of this account is sent before this time (after a 429). */
+  /** No request of this account is sent before this time (after a 429); never more than BACKOFF_MAX_MS after pausedAt. */
   pausedUntil?: number;
+  /** When that pause was set: a pause read under a clock behind this one is measured from now instead (see boundPause). */
+  pausedAt?: number;
   /** 429s in a row (reset by the next answer that is not a 429). */
   strikes?: number;
   /** The limits last used (for `dida-todo status`). */
@@ -113,18 +115,49 @@ export function usedIn(record: Pick<BudgetRecord, 'stamps'>, windowMs: number, n
   return record.stamps.filter((t) => t > now - windowMs).length;
 }
 
-/** Drops stamps older than five minutes (and any from the future beyond a small clock step). */
-export function pruneBudget(record: BudgetRecord, now: number, minuteMs = MINUTE_MS): void {
-  record.stamps = record.stamps.filter((t) => t > now - 5 * minuteMs && t <= now + MINUTE_MS).sort((a, b) => a - b);
-  if (record.pausedUntil !== undefined && record.pausedUntil <= now) delete record.pausedUntil;
+/** A wait Dida asked for (its Retry-After), within the ceiling of a pause: nothing here waits longer than BACKOFF_MAX_MS. */
+export function boundedRetryAfter(ms: number): number {
+  return Math.min(BACKOFF_MAX_MS, Math.max(0, ms));
 }
 
-/** The pause a 429 starts: the server's Retry-After when it sent one, else a backoff growing with each 429 in a row. */
+/**
+ * Keeps the record's pause within the ceiling, measured from a time that is not in the future: a pause set under a
+ * clock ahead of this one (or before this clock stepped back) lasts what it was set for, from now, and never more than
+ * BACKOFF_MAX_MS; a pause without its start (an older file) at most BACKOFF_MAX_MS from now. An ended pause is dropped.
+ */
+export function boundPause(record: BudgetRecord, now: number): void {
+  if (record.pausedUntil !== undefined) {
+    const setAt = record.pausedAt ?? now;
+    const start = Math.min(setAt, now);
+    const until = start + boundedRetryAfter(record.pausedUntil - setAt);
+    if (until > now) {
+      record.pausedUntil = until;
+      record.pausedAt = start;
+      return;
+    }
+  }
+  delete record.pausedUntil;
+  delete record.pausedAt;
+}
+
+/** Drops stamps older than five minutes (and any from the future beyond a small clock step); bounds the pause. */
+export function pruneBudget(record: BudgetRecord, now: number, minuteMs = MINUTE_MS): void {
+  record.stamps = record.stamps.filter((t) => t > now - 5 * minuteMs && t <= now + MINUTE_MS).sort((a, b) => a - b);
+  boundPause(record, now);
+}
+
+/**
+ * The pause a 429 starts: the server's Retry-After when it sent one, else a backoff growing with each 429 in a row;
+ * either at most BACKOFF_MAX_MS from now (a pause under way is bounded first, so it cannot carry a longer one on).
+ */
 export function pauseAfter429(record: BudgetRecord, now: number, retryAfterMs: number | undefined): void {
   const strikes = (record.strikes ?? 0) + 1;
   record.strikes = strikes;
-  const pause = retryAfterMs !== undefined ? retryAfterMs : Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (strikes - 1));
-  record.pausedUntil = Math.max(record.pausedUntil ?? 0, now + pause);
+  const pause = retryAfterMs !== undefined ? boundedRetryAfter(retryAfterMs) : Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (strikes - 1));
+  boundPause(record, now);
+  if ((record.pausedUntil ?? 0) >= now + pause) return;
+  record.pausedUntil = now + pause;
+  record.pausedAt = now;
 }
 
 /**

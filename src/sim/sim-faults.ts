@@ -22,8 +22,8 @@ export interface SimFault {
    * The request is not applied.
    */
   location?: string;
-  /** Seconds, sent as a Retry-After header. */
-  retryAfter?: number;
+  /** Sent as a Retry-After header: seconds, or a text as it is (an HTTP date, or garbage). */
+  retryAfter?: number | string;
   /** `latency`: delay before the normal answer. */
   delayMs?: number;
   /** Let this many matching requests pass first (default 0). */
@@ -86,7 +86,7 @@ const FaultJsonSchema = z.object({
   kind: z.enum(['status', 'latency', 'drop', 'truncate', 'empty', 'timeout', 'redirect']),
   status: z.optional(z.number().check(z.int(), z.gte(100), z.lte(599))),
   location: z.optional(z.string()),
-  retryAfter: z.optional(z.number().check(z.gte(0))),
+  retryAfter: z.optional(z.union([z.number().check(z.gte(0)), z.string()])),
   delayMs: z.optional(z.number().check(z.gte(0))),
   skip: z.optional(z.number().check(z.int(), z.gte(0))),
   times: z.optional(z.nullable(z.number().check(z.gte(0)))),

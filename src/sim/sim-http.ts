@@ -72,7 +72,7 @@ export function sendRedirect(res: ServerResponse, status: number, location: stri
 }
 
 /** The error a `status` fault answers with: OAuth style for 401, Dida style otherwise. */
-export function faultError(status: number, retryAfter?: number): SimHttpError {
+export function faultError(status: number, retryAfter?: number | string): SimHttpError {
   const headers: Record<string, string> = retryAfter !== undefined ? { 'Retry-After': String(retryAfter) } : {};
   if (status === 401) {
     const err = unauthorized('Access token expired');

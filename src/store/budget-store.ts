@@ -41,6 +41,7 @@ function sanitize(raw: unknown): BudgetRecord {
     stamps: Array.isArray(value.stamps) ? value.stamps.filter((t): t is number => typeof t === 'number' && Number.isFinite(t)).sort((a, b) => a - b) : [],
   };
   if (typeof value.pausedUntil === 'number' && Number.isFinite(value.pausedUntil)) record.pausedUntil = value.pausedUntil;
+  if (typeof value.pausedAt === 'number' && Number.isFinite(value.pausedAt)) record.pausedAt = value.pausedAt;
   if (typeof value.strikes === 'number' && value.strikes > 0) record.strikes = Math.floor(value.strikes);
   if (typeof value.baseUrl === 'string') record.baseUrl = value.baseUrl;
   const limits = value.limits as Record<string, unknown> | undefined;

@@ -126,6 +126,18 @@ describe('status', () => {
     expect(human.out).toContain('Dida answered 429: every process waits until');
   });
 
+  it('a pause the budget file holds beyond the ceiling (a clock a day ahead wrote it) is shown as every process takes it', async () => {
+    await h.run(['login', '--token', sim.token, ...base]);
+    const now = Date.now();
+    await mkdir(path.join(h.stateDir, 'budget'), { recursive: true });
+    const ahead = now + 86_400_000;
+    await writeFile(path.join(h.stateDir, 'budget', '0123456789abcdef.json'), JSON.stringify({ stamps: [now - 1000], baseUrl: sim.baseUrl, pausedAt: ahead, pausedUntil: ahead + 21_600_000, strikes: 1 }));
+    const json = (await h.run(['status', ...base, '--json'])).json<StatusJson & { budget: Array<{ pausedUntil: string }> }>();
+    const until = Date.parse(json.budget[0]!.pausedUntil);
+    expect(until).toBeGreaterThan(now);
+    expect(until).toBeLessThanOrEqual(Date.now() + 5 * 60_000);
+  });
+
   it('shows an inherited binding for a subdirectory and exits 4 for an unbound directory', async () => {
     await h.run(['login', '--token', sim.token, ...base]);
     await h.run(['bind', 'Work', ...base]);

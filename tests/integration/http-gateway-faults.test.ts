@@ -1,6 +1,7 @@
 // The HTTP client against the simulator's injected faults: codes, retries of reads only, timeouts, aborts.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DidaError } from '../../src/dida/dida-error';
+import { BACKOFF_MAX_MS } from '../../src/dida/request-budget';
 import { createHttpGateway, resolveBaseUrl, parseRetryAfter, type AttemptInfo } from '../../src/dida/http-gateway';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
 import type { DidaGateway } from '../../src/dida/dida-gateway';
@@ -103,12 +104,18 @@ describe('retries', () => {
     expect(sim.counters()['GET /project']).toBe(3);
   });
 
-  it('does not wait for a Retry-After longer than the cap', async () => {
+  it('does not wait for a Retry-After longer than the cap; one beyond the ceiling of a pause is taken as the ceiling', async () => {
     sim.injectFault({ route: 'GET /project', kind: 'status', status: 429, retryAfter: 3600, times: Infinity });
     const error = await failure(gateway.listProjects());
     expect(error.code).toBe('rate_limited');
-    expect(error.retryAfterMs).toBe(3_600_000);
+    expect(error.retryAfterMs).toBe(BACKOFF_MAX_MS);
     expect(sim.counters()['GET /project']).toBe(1);
+    // A far HTTP date, the same; control: one under the ceiling is kept as sent.
+    sim.clearFaults();
+    sim.injectFault({ route: 'GET /project', kind: 'status', status: 429, retryAfter: 'Wed, 01 Jan 2100 00:00:00 GMT', times: 1 });
+    expect((await failure(gateway.listProjects())).retryAfterMs).toBe(BACKOFF_MAX_MS);
+    sim.injectFault({ route: 'GET /project', kind: 'status', status: 429, retryAfter: 120, times: 1 });
+    expect((await failure(gateway.listProjects())).retryAfterMs).toBe(120_000);
   });
 
   it('never retries a write, even on a retryable fault', async () => {

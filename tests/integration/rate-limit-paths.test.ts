@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ConfigPort } from '../../src/core/queue/bindings';
 import { TOOLS, type ToolContext, type ToolResult } from '../../src/core/tools';
 import { claimsPosted } from '../../src/core/engine/work-engine';
-import { withRequestPriority } from '../../src/dida/request-budget';
+import { BACKOFF_MAX_MS, withRequestPriority } from '../../src/dida/request-budget';
 import { bridgeTool } from '../../src/dsh/tool-bridge';
 import { defaultConfig, type DidaTodoConfig } from '../../src/store/config-store';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
@@ -62,6 +62,20 @@ describe('a 429 in each path', () => {
     await shortenPause();
     await h.engine.sync(list.id);
     expect(h.sim.getTask(key)?.items?.[0]?.status).toBe(1);
+  });
+
+  it('tool call: a six-hour Retry-After pauses the machine for the ceiling at most, and the model is told that, not six hours', async () => {
+    await call('todo', { action: 'create', work_title: '长等', steps: [{ title: '第一步' }] });
+    await claimsPosted();
+    h.sim.injectFault({ route: 'POST /task/{tid}', kind: 'status', status: 429, retryAfter: 21_600 });
+    const before = Date.now();
+    const refused = await call('todo', { action: 'update', updates: [{ step: '第一步', status: 'completed', resolution: '改好了。' }] });
+    expect(refused.code).toBe('dida_unavailable');
+    expect(refused.message).toMatch(/again in (299|300) seconds/);
+    const { readBudgets } = await import('../../src/store/budget-store');
+    const [budget] = readBudgets(h.dir);
+    expect(budget!.record.pausedUntil).toBeGreaterThanOrEqual(before + BACKOFF_MAX_MS - 1_000);
+    expect(budget!.record.pausedUntil).toBeLessThanOrEqual(Date.now() + BACKOFF_MAX_MS);
   });
 
   it('tool call: a step added while Dida pauses, called again as told, is added once and written by the second call', async () => {

@@ -7,7 +7,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isDidaError } from '../../src/dida/dida-error';
 import {
   BACKOFF_BASE_MS,
+  BACKOFF_MAX_MS,
   BUDGET_MAX_WAIT_UNDER_LOCK_MS,
+  boundPause,
   budgetWait,
   createRequestBudget,
   currentRequestPriority,
@@ -89,6 +91,46 @@ describe('budget windows and priorities', () => {
     pauseAfter429(bare, now, undefined);
     expect(bare.pausedUntil).toBe(now + 2 * BACKOFF_BASE_MS);
     expect(bare.strikes).toBe(2);
+  });
+
+  it('a pause is never longer than the ceiling: a huge Retry-After, a far date, a 429 on top of a pause', () => {
+    const now = 1_000_000;
+    const record = emptyBudgetRecord();
+    pauseAfter429(record, now, 21_600_000);
+    expect(budgetWait(record, LIMITS, 'foreground', now)).toBe(BACKOFF_MAX_MS);
+    pauseAfter429(record, now + 1000, 365 * 24 * 3600_000);
+    expect(budgetWait(record, LIMITS, 'foreground', now + 1000)).toBe(BACKOFF_MAX_MS);
+    // Control: a Retry-After under the ceiling is taken as sent.
+    const short = emptyBudgetRecord();
+    pauseAfter429(short, now, 90_000);
+    expect(budgetWait(short, LIMITS, 'foreground', now)).toBe(90_000);
+  });
+
+  it('a pause read back is measured from a time not in the future: a clock stepped back, a file from a clock ahead', () => {
+    const t = 50 * 60 * 60_000;
+    // A 2-s Retry-After, then the clock steps back two hours: the pause is still 2 s, from now.
+    const stepped = emptyBudgetRecord();
+    pauseAfter429(stepped, t, 2_000);
+    const back = t - 2 * 60 * 60_000;
+    boundPause(stepped, back);
+    expect(budgetWait(stepped, LIMITS, 'foreground', back)).toBe(2_000);
+    // Written under a clock a day ahead: its stamps are dropped and its pause is at most the ceiling from now.
+    const ahead: BudgetRecord = { stamps: [t + 86_400_000], pausedUntil: t + 86_400_000 + 60_000, pausedAt: t + 86_400_000 };
+    boundPause(ahead, t);
+    expect(budgetWait(ahead, LIMITS, 'foreground', t)).toBe(60_000);
+    // A file of an older version (no pausedAt) with a pause a day long: the ceiling from now.
+    const old: BudgetRecord = { stamps: [], pausedUntil: t + 86_400_000 };
+    boundPause(old, t);
+    expect(budgetWait(old, LIMITS, 'foreground', t)).toBe(BACKOFF_MAX_MS);
+    // Control: an ordinary pause that is half over keeps what is left.
+    const half = emptyBudgetRecord();
+    pauseAfter429(half, t, 10_000);
+    boundPause(half, t + 4_000);
+    expect(budgetWait(half, LIMITS, 'foreground', t + 4_000)).toBe(6_000);
+    // A pause that is over is forgotten.
+    boundPause(half, t + 10_000);
+    expect(half.pausedUntil).toBeUndefined();
+    expect(half.pausedAt).toBeUndefined();
   });
 
   it('a priority set around a call reaches what the call awaits', async () => {
@@ -196,6 +238,31 @@ describe('the shared budget file', () => {
     expect(record.stamps).toHaveLength(8);
     expect(record.baseUrl).toBe('http://127.0.0.1:1/open/v1');
     expect(readBudgets(dir).map((b) => b.key)).toEqual(['0123456789abcdef']);
+  });
+
+  it('a pause in the file is bounded by every process that reads it, and by the gate before it waits', async () => {
+    const { mkdir, writeFile } = await import('node:fs/promises');
+    await mkdir(path.join(dir, 'budget'), { recursive: true });
+    const t = fakeTime(10 * 60 * 60_000);
+    // Written by a process whose clock was a day ahead, after a 429 with a 40-s Retry-After.
+    const ahead = t.clock.now + 86_400_000;
+    const file = budgetFile(dir, 'bbbbbbbbbbbbbbbb');
+    await writeFile(file, JSON.stringify({ stamps: [ahead], pausedAt: ahead, pausedUntil: ahead + 40_000, strikes: 1 }));
+    expect(readBudgetFile(file).pausedAt).toBe(ahead);
+    const store = budgetStore(dir, path.join(dir, 'locks'), 'bbbbbbbbbbbbbbbb');
+    const gate = createRequestBudget({ store, limits: () => LIMITS, now: t.now, sleep: t.sleep });
+    await gate.acquire('GET /x');
+    expect(t.clock.waits).toHaveLength(1);
+    expect(t.clock.waits[0]).toBeGreaterThanOrEqual(40_000);
+    expect(t.clock.waits[0]).toBeLessThan(41_000);
+    // The file now holds no pause (it is over) and the request's own stamp only.
+    const record = readBudgetFile(file);
+    expect(record.stamps).toEqual([t.clock.now]);
+    expect(record.pausedUntil).toBeUndefined();
+    // A six-hour pause in a file of an older version: a tool call is told the ceiling at most, not six hours.
+    await writeFile(file, JSON.stringify({ stamps: [], pausedUntil: t.clock.now + 21_600_000, strikes: 1 }));
+    const error = await withRequestPriority('foreground', () => gate.acquire('POST /task')).catch((e: unknown) => e);
+    expect(isDidaError(error) && error.retryAfterMs).toBe(BACKOFF_MAX_MS);
   });
 
   it('a damaged file counts as empty and is replaced', async () => {

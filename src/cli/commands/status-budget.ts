@@ -1,6 +1,6 @@
 // The request-budget part of `dida-todo status`: for each Dida account of this machine, the budget in force and how much
 // of it the machine's processes used in the last minute and the last five minutes (read from the shared file, no lock).
-import { DEFAULT_BUDGET, FIVE_MINUTES_MS, MINUTE_MS, usedIn, type BudgetLimits } from '../../dida/request-budget';
+import { boundPause, DEFAULT_BUDGET, FIVE_MINUTES_MS, MINUTE_MS, usedIn, type BudgetLimits } from '../../dida/request-budget';
 import { readBudgets } from '../../store/budget-store';
 
 export interface BudgetStatus {
@@ -18,6 +18,8 @@ export interface BudgetStatus {
 export function budgetStatus(stateDir: string, configured: BudgetLimits | undefined, now = Date.now()): BudgetStatus[] {
   return readBudgets(stateDir)
     .map(({ record }) => {
+      // The pause as every process takes it: within the ceiling, from a time not in the future.
+      boundPause(record, now);
       const limits = configured ?? record.limits ?? DEFAULT_BUDGET;
       return {
         baseUrl: record.baseUrl ?? null,
@@ -25,7 +27,7 @@ export function budgetStatus(stateDir: string, configured: BudgetLimits | undefi
         perFiveMinutes: limits.perFiveMinutes,
         usedLastMinute: usedIn(record, MINUTE_MS, now),
         usedLastFiveMinutes: usedIn(record, FIVE_MINUTES_MS, now),
-        pausedUntil: record.pausedUntil !== undefined && record.pausedUntil > now ? new Date(record.pausedUntil).toISOString() : null,
+        pausedUntil: record.pausedUntil !== undefined ? new Date(record.pausedUntil).toISOString() : null,
       };
     })
     .filter((b) => b.usedLastFiveMinutes > 0 || b.pausedUntil !== null);
