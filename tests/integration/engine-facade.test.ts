@@ -97,6 +97,18 @@ describe('the engine facade', () => {
     expect(auth?.taskId).toBe(other.taskId);
   });
 
+  it('a reset that cannot be told as a time still tells the person, in words that need no time', async () => {
+    const work = await h.engine.createWork(S, projectId, { title: '怪时间', steps: ['一'] });
+    expect(await h.engine.noteWaitUntil(S, 1e16)).toBe(true);
+    const noTime = zh.t('dida.comment.waitUntilNoTime');
+    expect(comments(work.taskId).filter((c) => c === noTime)).toHaveLength(1);
+    const waited = await h.engine.waitForModelFailure(S, 'limit', 'RATE_LIMIT', 1e16);
+    expect(waited?.waiting).toMatchObject({ reason: zh.t('dida.waiting.cause.limitNoTime'), cause: 'limit', applied: true });
+    expect(h.sim.getTask(work.taskId)?.priority).toBe(0);
+    expect(h.sim.listTasks(projectId).filter((t) => t.title === '🙋 需要你处理：怪时间')).toHaveLength(1);
+    expect(comments(work.taskId).some((c) => c.startsWith('需要你帮忙：模型服务的用量限制'))).toBe(true);
+  });
+
   it("a limit's reset is said once on the current Work; not on a waiting Work or without one", async () => {
     expect(await h.engine.noteWaitUntil(S, h.clock.now + 3600_000)).toBe(false);
     const work = await h.engine.createWork(S, projectId, { title: '等重置' });

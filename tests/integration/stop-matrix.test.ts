@@ -41,6 +41,8 @@ const STOPS: Array<[string, Stop, Expect]> = [
   ['INVALID_REQUEST', { kind: 'failure', code: 'INVALID_REQUEST' }, { then: 'needs_person', cause: 'invalid_request' }],
   ['RATE_LIMIT, short retry-after', { kind: 'failure', code: 'RATE_LIMIT', retryAfterMs: 5_000 }, { then: 'backoff' }],
   ['RATE_LIMIT, retry-after an hour', { kind: 'failure', code: 'RATE_LIMIT', retryAfterMs: HOUR }, { then: 'wait_until' }],
+  // A millisecond epoch read as seconds by a proxy: no sensible date, so an unknown reset.
+  ['RATE_LIMIT, a reset beyond any date', { kind: 'failure', code: 'RATE_LIMIT', retryAfterMs: 1e16 }, { then: 'backoff' }],
   ['CONTENT_FILTER', { kind: 'failure', code: 'CONTENT_FILTER' }, { then: 'backoff' }],
   ['SERVER', { kind: 'failure', code: 'SERVER' }, { then: 'backoff' }],
   ['TIMEOUT', { kind: 'failure', code: 'TIMEOUT' }, { then: 'backoff' }],

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
+  localTime,
+  localTimeIfAny,
   calendarDate,
   isRecurring,
   isValidTimeZone,
@@ -290,5 +292,15 @@ describe('priority levels', () => {
 
   it('round-trips every settable level', () => {
     for (const level of ['low', 'medium', 'high'] as const) expect(levelFromPriority(priorityFromLevel(level))).toBe(level);
+  });
+});
+
+describe('localTimeIfAny', () => {
+  const deps = { now: () => Date.parse('2026-12-02T04:00:00Z'), timeZone: 'Asia/Shanghai' };
+  it('is localTime for a date, and nothing for what no date can be (beyond the range, not a number)', () => {
+    expect(localTimeIfAny(deps, Date.parse('2026-12-02T05:07:00Z'))).toBe(localTime(deps, Date.parse('2026-12-02T05:07:00Z')));
+    expect(localTimeIfAny(deps, Date.parse('2026-12-02T05:07:00Z'))).toBe('13:07');
+    for (const at of [1e16, -1e16, Number.NaN, Number.POSITIVE_INFINITY]) expect(localTimeIfAny(deps, at), String(at)).toBeUndefined();
+    expect(() => localTime(deps, 1e16)).toThrow();
   });
 });

@@ -9,10 +9,11 @@ import { getLocale } from '../../src/core/text/locale';
 let classifyFailure: typeof import('../../src/core/continuation/stop-policy').classifyFailure;
 let causeKey: typeof import('../../src/core/continuation/stop-policy').causeKey;
 let DEFAULT_MAX_WAIT_MS: number;
+let MAX_RESET_MS: number;
 let NEEDS_PERSON_CAUSES: typeof import('../../src/core/continuation/stop-policy').NEEDS_PERSON_CAUSES;
 beforeEach(async () => {
   vi.resetModules();
-  ({ classifyFailure, causeKey, DEFAULT_MAX_WAIT_MS, NEEDS_PERSON_CAUSES } = await import('../../src/core/continuation/stop-policy'));
+  ({ classifyFailure, causeKey, DEFAULT_MAX_WAIT_MS, MAX_RESET_MS, NEEDS_PERSON_CAUSES } = await import('../../src/core/continuation/stop-policy'));
 });
 
 const NOW = 1_000_000;
@@ -50,6 +51,16 @@ describe('classifyFailure', () => {
     expect(classifyFailure({ ...base, code: 'RATE_LIMIT', retryAfterMs: 1 })).toEqual({ kind: 'continue' });
     expect(classifyFailure({ ...base, code: 'RATE_LIMIT', retryAfterMs: Number.POSITIVE_INFINITY })).toEqual({ kind: 'continue' });
     expect(classifyFailure({ ...base, code: 'RATE_LIMIT', retryAfterMs: Number.NaN })).toEqual({ kind: 'continue' });
+  });
+
+  it('a reset that is not a sensible date is an unknown reset: the backoff goes on (a millisecond epoch read as seconds, a far future)', () => {
+    for (const retryAfterMs of [1e16, 1.76e15, 1.76e12, MAX_RESET_MS + 1, Number.MAX_VALUE]) {
+      expect(classifyFailure({ ...base, code: 'RATE_LIMIT', retryAfterMs }), String(retryAfterMs)).toEqual({ kind: 'continue' });
+      expect(classifyFailure({ ...base, code: 'RATE_LIMIT', retryAfterMs, maxWaitMs: 60_000 }), String(retryAfterMs)).toEqual({ kind: 'continue' });
+    }
+    // Control: a reset a month out is a date; beyond the longest wait it needs the person, told when.
+    expect(MAX_RESET_MS).toBe(31 * 24 * 3600_000);
+    expect(classifyFailure({ ...base, code: 'RATE_LIMIT', retryAfterMs: MAX_RESET_MS })).toEqual({ kind: 'needs_person', cause: 'limit', until: NOW + MAX_RESET_MS });
   });
 
   it('waits until a known reset beyond the backoff, rounded up to a whole millisecond', () => {

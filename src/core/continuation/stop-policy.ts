@@ -9,6 +9,12 @@ export type NeedsPersonCause = (typeof NEEDS_PERSON_CAUSES)[number];
 /** Default longest wait for a limit's reset before the Work goes to the person instead (5 hours). */
 export const DEFAULT_MAX_WAIT_MS = 5 * 60 * 60_000;
 
+/**
+ * A reset further out than this (a month) is no sensible date: a proxy that read a millisecond epoch as seconds, a
+ * number out of any range. It is taken as an unknown reset (the backoff goes on), never as a time to tell the person.
+ */
+export const MAX_RESET_MS = 31 * 24 * 60 * 60_000;
+
 export type StopVerdict =
   /** A continuable failure: backoff and count (see decideContinuation). */
   | { kind: 'continue' }
@@ -34,8 +40,8 @@ export interface StopInput {
 
 /**
  * The verdict for a failed request. A continuable code whose known reset lies beyond the next backoff waits until it
- * (no later than `maxWaitMs`; a reset further out needs the person, who is told when it resets); other continuable
- * codes continue. `AUTH` (and malformed or missing credentials), `QUOTA` and `INVALID_REQUEST` (a context too long, a
+ * (no later than `maxWaitMs`; a reset further out needs the person, who is told when it resets; one beyond MAX_RESET_MS
+ * is no date at all and continues as an unknown reset); other continuable codes continue. `AUTH` (and malformed or missing credentials), `QUOTA` and `INVALID_REQUEST` (a context too long, a
  * request the service refuses) need the person, and so does every code not known to be continuable.
  */
 export function classifyFailure(input: StopInput): StopVerdict {
@@ -45,7 +51,7 @@ export function classifyFailure(input: StopInput): StopVerdict {
   if (INVALID_REQUEST_CODES.has(code)) return { kind: 'needs_person', cause: 'invalid_request' };
   if (!CONTINUABLE_CODES.has(code)) return { kind: 'needs_person', cause: 'unknown' };
   const wait = input.retryAfterMs;
-  if (wait === undefined || !Number.isFinite(wait) || wait <= input.nextBackoffMs) return { kind: 'continue' };
+  if (wait === undefined || !Number.isFinite(wait) || wait <= input.nextBackoffMs || wait > MAX_RESET_MS) return { kind: 'continue' };
   const until = input.now + Math.ceil(wait);
   if (wait > (input.maxWaitMs ?? DEFAULT_MAX_WAIT_MS)) return { kind: 'needs_person', cause: 'limit', until };
   return { kind: 'wait_until', until };

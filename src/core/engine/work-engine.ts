@@ -18,7 +18,7 @@ import { MAX_COMMENT_LENGTH, MAX_ITEM_TITLE_LENGTH, MAX_REPORT_LENGTH, MAX_TITLE
 import { resumeWork, waitForHuman } from '../phone/waiting';
 import { flushWorkOutbox, queueComment } from '../work/outbox';
 import { causeKey, type NeedsPersonCause } from '../continuation/stop-policy';
-import { localTime } from '../time/schedule';
+import { localTimeIfAny } from '../time/schedule';
 import { heldBySession, releaseClaim } from '../queue/claim-release';
 import { keyOf, loadWork, saveWork, stepIdFactory, withWork } from '../work/work-io';
 import { SETTLED, visibleSteps, type EngineState, type SessionRecord, type WorkRecord } from '../work/work-state';
@@ -274,7 +274,10 @@ export class WorkEngine {
   async waitForModelFailure(sessionId: string, cause: NeedsPersonCause, code: string, until?: number): Promise<WorkRecord | undefined> {
     const work = await this.currentWork(sessionId);
     if (!work || work.phase !== 'open') return undefined;
-    const reason = this.deps.locale.t(causeKey(cause), { error: code, ...(until !== undefined ? { time: localTime(this.deps, until) } : {}) });
+    // A reset that cannot be told as a time (no sensible date) still tells the person, in words that need none.
+    const time = until !== undefined ? localTimeIfAny(this.deps, until) : undefined;
+    const key = cause === 'limit' && time === undefined ? 'dida.waiting.cause.limitNoTime' : causeKey(cause);
+    const reason = this.deps.locale.t(key, { error: code, ...(time !== undefined ? { time } : {}) });
     return waitForHuman(this.deps, keyOf(work), reason, cause);
   }
 
@@ -287,7 +290,9 @@ export class WorkEngine {
     const work = await this.currentWork(sessionId);
     if (!work || work.phase !== 'open' || work.waiting) return false;
     const key = keyOf(work);
-    const comment = sanitizeForDida(this.deps.locale.t('dida.comment.waitUntil', { time: localTime(this.deps, until) }), { maxLength: MAX_COMMENT_LENGTH });
+    const time = localTimeIfAny(this.deps, until);
+    const words = time === undefined ? this.deps.locale.t('dida.comment.waitUntilNoTime') : this.deps.locale.t('dida.comment.waitUntil', { time });
+    const comment = sanitizeForDida(words, { maxLength: MAX_COMMENT_LENGTH });
     let queued = false;
     await this.deps.state.update((state) => {
       if (state.outbox.some((e) => e.workKey === key && e.text === comment)) return;

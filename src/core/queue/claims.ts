@@ -59,6 +59,7 @@ const PROGRESS_KEYS = [
   'dida.comment.pausedBefore',
   'dida.comment.pausedNoStep',
   'dida.comment.waitUntil',
+  'dida.comment.waitUntilNoTime',
   'dida.comment.summary',
   'dida.comment.reworkAck',
 ] as const;

@@ -156,3 +156,17 @@ export function localTime(deps: { now: () => number; timeZone?: string }, at: nu
   const time = `${part('hour')}:${part('minute')}`;
   return calendarDate(new Date(at), zone) === calendarDate(new Date(deps.now()), zone) ? time : `${part('year')}-${part('month')}-${part('day')} ${time}`;
 }
+
+/**
+ * The local time of `at` as localTime gives it, or undefined when `at` is no date that can be told (beyond the Date
+ * range, not a number, a zone the runtime cannot format): the caller then says what it says in words without a time.
+ */
+export function localTimeIfAny(deps: { now: () => number; timeZone?: string }, at: number): string | undefined {
+  if (!Number.isFinite(at) || Number.isNaN(new Date(at).getTime())) return undefined;
+  try {
+    return localTime(deps, at);
+  } catch {
+    // Intl refused the date or the zone: no time to tell.
+    return undefined;
+  }
+}
