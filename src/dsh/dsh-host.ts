@@ -8,6 +8,7 @@ import { messageOf, type AdapterDeps } from './adapter-deps';
 import { AgentTracker, inBackground, type AgentTrack } from './agent-tracker';
 import { systemClock, type Clock } from './clock';
 import { Continuation, liveFacts } from './continuation';
+import { DeskAskLoader, registerDeskSeams } from './desk-seams';
 import { UsageMeter } from './usage-meter';
 import type { CrashRecovery } from './crash-recovery';
 import { IdleSettle } from './idle-settle';
@@ -76,6 +77,8 @@ export class DshHost {
   private readonly settler: IdleSettle;
   private readonly phone: PhoneControl;
   private readonly meter: UsageMeter;
+  /** dsh's own questions and approvals of sessions holding a Work, in Dida (desk-asks.ts). */
+  readonly desk: DeskAskLoader;
   private slash: Promise<SlashCommands> | undefined;
 
   constructor(
@@ -124,6 +127,8 @@ export class DshHost {
     this.poller = new Poller(this.deps, this.counter, () => this.phone.afterPoll());
     this.meter = new UsageMeter(this.deps);
     this.settler = new IdleSettle(this.deps, this.binding, this.markers, (track) => this.meter.flushed(track));
+    const waitMinutes = () => (optionalServices.isOneShot(ctx) ? config.oneShotAnswerWaitMinutes : config.maxAnswerWaitMinutes);
+    this.desk = new DeskAskLoader(this.deps, () => ({ engineDeps: async () => (await this.engine()).deps, waitMinutes, ...this.recoveryOptions }));
   }
 
   start(): void {
@@ -137,6 +142,7 @@ export class DshHost {
     ctx.on('agent/pre-step', (args: PreStepArgs, next: () => Promise<PreStepDecision>) => this.onPreStep(args, next));
     ctx.on('agent/request-error', (args: RequestErrorArgs, next: () => Promise<unknown>) => this.onRequestError(args, next));
     registerSlashCommand(ctx, this.config.locale, (invocation) => this.slashCommand(invocation));
+    registerDeskSeams(ctx, async () => this.desk, log);
     this.begin();
     ctx.effect(() => () => this.dispose());
   }
@@ -164,6 +170,7 @@ export class DshHost {
         this.startPolling(settings?.poll).catch((error: unknown) => log(`polling could not start: ${messageOf(error)}`));
       }
       this.startOutbox();
+      this.desk.sweepAtStart().catch((error: unknown) => log(`withdrawing the questions of ended sessions failed: ${messageOf(error)}`));
       this.crashRecovery()
         .then((recovery) => recovery.scanAtStart())
         .catch((error: unknown) => log(`resuming interrupted sessions failed: ${messageOf(error)}`));
@@ -355,6 +362,7 @@ export class DshHost {
   async release(id: string): Promise<void> {
     const track = this.tracker.remove(id);
     if (!track) return;
+    this.desk.released(id);
     await Promise.allSettled([...track.background]);
     if (!track.binding || track.subagent || this.lifetime.signal.aborted) return;
     try {
@@ -368,7 +376,7 @@ export class DshHost {
 
   async dispose(): Promise<void> {
     this.lifetime.abort(new Error('dida-todo is unloading'));
-    const pending: Promise<unknown>[] = [this.poller.close(), this.machinePoller?.close() ?? Promise.resolve()];
+    const pending: Promise<unknown>[] = [this.poller.close(), this.machinePoller?.close() ?? Promise.resolve(), this.desk.settled()];
     pending.push(...this.tracker.all().flatMap((t) => [...t.background]));
     for (const track of this.tracker.all()) this.tracker.remove(track.sessionId);
     let bound: NodeJS.Timeout | undefined;

@@ -12,6 +12,7 @@ import { peekState, type StatePeek } from '../store/state-peek';
 import { isSubagent } from './agent-tracker';
 import { PROMPT_SECTION_NAME, PROMPT_SECTION_ORDER } from './prompt';
 import { registerSlashCommand } from './slash-command-spec';
+import { registerDeskSeams } from './desk-seams';
 import { SYSTEM_PROMPT_SECTION } from './prompt-text';
 import type { DshHost } from './dsh-host';
 import { optionalServices, textOf, type HostAgent, type HostContext, type HostToolDefinition, type PreStepArgs, type PreStepDecision, type RequestErrorArgs, type SessionEvent, type ToolExecution, type UserMessageLike } from './ports';
@@ -95,6 +96,8 @@ export class LazyHost {
       order: PROMPT_SECTION_ORDER,
       text: (context) => this.promptText(context.agent?.id),
     });
+    // dsh asking the person: a session the host serves may hold a Work; any other passes straight through.
+    registerDeskSeams(ctx, async () => (this.loading ? (await this.loading).desk : undefined), log);
     // `/dida …` (web only): the person asked, so the host loads for it.
     registerSlashCommand(ctx, this.row.locale, async (invocation) => (await this.load()).slashCommand(invocation));
     ctx.effect(() => () => this.dispose());

@@ -18,6 +18,8 @@ export interface SessionEvent {
 export interface HostSession {
   id: string;
   header: SessionHeader;
+  /** The durable events so far (read only: the approval's tool call is found here by its call id). */
+  events?: readonly SessionEvent[];
   /** Appends an event; `surfaceOp: 'append'` makes a message part of the history every later request is built from. */
   append(type: string, data: unknown, options?: { surfaceOp?: 'append' }): unknown;
 }
@@ -142,8 +144,46 @@ export interface CommandsService {
   register(definition: { name: string; description: string; input?: { hint: string }; handler: (invocation: SlashInvocation) => Promise<SlashResult> }): () => void;
 }
 
+/** One question of dsh's question service (`@deepseek-ai/dsh-user-questions`). */
+export interface QuestionItem {
+  id: string;
+  question: string;
+  detail?: string;
+  header?: string;
+  options?: Array<{ label: string; description?: string }>;
+  multiSelect?: boolean;
+  /** A plan review (`exit_plan_mode`): `approve` names the label that approves. */
+  intent?: { kind: string; approve?: string };
+}
+
+/** `ctx.userQuestions.ask`'s request and answer. */
+export interface QuestionRequest {
+  questions: QuestionItem[];
+  agent?: HostAgent;
+  signal?: AbortSignal;
+}
+export interface QuestionAnswer {
+  answers: Array<{ id: string; selected: string[]; custom?: string }>;
+}
+
+/** `ctx.userQuestions` (one provider per context; its `ask` fails `NO_PROVIDER` without one). */
+export interface UserQuestionsService {
+  ask(request: QuestionRequest): Promise<QuestionAnswer>;
+}
+
+/** One `approval/request` waterfall argument (`@deepseek-ai/dsh-user-approval`): no tool arguments, only the call id. */
+export interface ApprovalRequest {
+  agent?: HostAgent;
+  toolName: string;
+  callId?: string;
+  reason?: string;
+  signal?: AbortSignal;
+}
+export type ApprovalOutcome = 'allowed-once' | 'rejected' | 'cancelled' | 'unavailable';
+
 export interface HostContext {
-  on(event: string, listener: (...args: any[]) => any): () => void;
+  /** `prepend` puts the listener first (a waterfall listener then runs before those registered earlier). */
+  on(event: string, listener: (...args: any[]) => any, prepend?: boolean): () => void;
   /** Runs `fn` in a child context once every named service exists (again after it is replaced). */
   inject?(deps: string[], fn: (ctx: HostContext) => void): unknown;
   effect(fn: () => () => void | Promise<void>): unknown;

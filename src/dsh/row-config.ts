@@ -38,6 +38,12 @@ export interface RowConfig {
   progressWindowSeconds: number;
   /** Whole comments by the list's owner on a running Work that pause it at the next step; [] turns them off. */
   stopPhrases: string[];
+  /** dsh's own questions and approvals of a session holding a Work are shown in Dida and can be answered there. */
+  askInDida: boolean;
+  /** Where dsh has no answerer of its own (headless, sdk), how long a long-lived session waits for the answer in Dida. */
+  maxAnswerWaitMinutes: number;
+  /** The same for a one-shot headless run (it holds the run open meanwhile). */
+  oneShotAnswerWaitMinutes: number;
   /** Path of config.yaml (default ~/.config/dida-todo/config.yaml). */
   configPath?: string;
   /** Directory of state.json and locks (default ~/.local/state/dida-todo). */
@@ -139,6 +145,9 @@ const ROW_SHAPE: Shape = {
   queueTriggers: { field: list(nonEmptyString), default: () => [...DEFAULT_QUEUE_TRIGGERS] },
   progressWindowSeconds: { field: integer(0, 3600), default: () => 60 },
   stopPhrases: { field: list(nonEmptyString, { allowEmpty: true }), default: () => [...DEFAULT_STOP_PHRASES] },
+  askInDida: { field: boolean, default: () => true },
+  maxAnswerWaitMinutes: { field: integer(1, 24 * 60), default: () => 30 },
+  oneShotAnswerWaitMinutes: { field: integer(1, 24 * 60), default: () => 10 },
   configPath: { field: nonEmptyString },
   stateDir: { field: nonEmptyString },
   dida: { field: object(DIDA_SHAPE), default: () => ({ region: 'dida365', timeoutMs: 15_000 }) },

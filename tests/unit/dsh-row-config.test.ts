@@ -33,6 +33,9 @@ describe('row config defaults', () => {
       queueTriggers: ['检查todo'],
       progressWindowSeconds: 60,
       stopPhrases: ['停', '暂停', 'stop', 'pause'],
+      askInDida: true,
+      maxAnswerWaitMinutes: 30,
+      oneShotAnswerWaitMinutes: 10,
       dida: { region: 'dida365', timeoutMs: 15_000 },
     };
     expect(valueOf({})).toEqual(expected);
@@ -69,7 +72,7 @@ describe('row config defaults', () => {
 
   it('lists every key of the row and of dida access', () => {
     expect([...ROW_CONFIG_KEYS].sort()).toEqual(
-      ['backoff', 'configPath', 'dida', 'locale', 'maxAutoContinue', 'maxWaitMinutes', 'poll', 'pollIntervalMinutes', 'pollSeconds', 'progressWindowSeconds', 'queueTriggers', 'stateDir', 'stopPhrases'].sort(),
+      ['askInDida', 'backoff', 'configPath', 'dida', 'locale', 'maxAnswerWaitMinutes', 'maxAutoContinue', 'maxWaitMinutes', 'oneShotAnswerWaitMinutes', 'poll', 'pollIntervalMinutes', 'pollSeconds', 'progressWindowSeconds', 'queueTriggers', 'stateDir', 'stopPhrases'].sort(),
     );
     expect([...DIDA_ACCESS_KEYS].sort()).toEqual(['baseUrl', 'didaCommand', 'region', 'timeoutMs']);
   });
@@ -109,6 +112,12 @@ describe('row config fields', () => {
     expect(issuesOf({ pollSeconds: 3601 })).toEqual(['pollSeconds: expected an integer from 5 to 3600']);
     expect(issuesOf({ maxWaitMinutes: 1441 })).toEqual(['maxWaitMinutes: expected an integer from 0 to 1440']);
     expect(issuesOf({ pollIntervalMinutes: 0 })).toEqual(['pollIntervalMinutes: expected an integer from 1 to 1440']);
+    expect(valueOf({ maxAnswerWaitMinutes: 1, oneShotAnswerWaitMinutes: 1440 })).toMatchObject({ maxAnswerWaitMinutes: 1, oneShotAnswerWaitMinutes: 1440 });
+    expect(issuesOf({ maxAnswerWaitMinutes: 0, oneShotAnswerWaitMinutes: 1441, askInDida: 'yes' })).toEqual([
+      'askInDida: expected true or false',
+      'maxAnswerWaitMinutes: expected an integer from 1 to 1440',
+      'oneShotAnswerWaitMinutes: expected an integer from 1 to 1440',
+    ]);
     expect(issuesOf({ progressWindowSeconds: 3601 })).toEqual(['progressWindowSeconds: expected an integer from 0 to 3600']);
     expect(issuesOf({ dida: { timeoutMs: 999 } })).toEqual(['dida.timeoutMs: expected an integer from 1000 to 120000']);
     expect(issuesOf({ dida: { timeoutMs: 120_001 } })).toEqual(['dida.timeoutMs: expected an integer from 1000 to 120000']);
