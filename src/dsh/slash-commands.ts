@@ -5,6 +5,7 @@ import { isWorkError } from '../core/work/engine-context';
 import { getLocale, type Locale, type MessageKey } from '../core/text/locale';
 import { pauseCurrentWork, resumeCurrentWork } from '../core/phone/person-controls';
 import { personQueue, type PersonQueueEntry } from '../core/engine/queue-view';
+import { askLine } from '../core/phone/desk-asks';
 import { normaliseRouteTag, routeFor } from '../core/queue/route-tags';
 import { truncateGraphemes } from '../core/text/text-guard';
 import type { WorkEngine } from '../core/engine/work-engine';
@@ -125,7 +126,8 @@ export class SlashCommands {
     const work = await (await this.parts.engine()).currentWork(track.sessionId);
     if (work && work.phase === 'open') {
       const steps = visibleSteps(work);
-      const state = work.waiting ? this.say(work.waiting.pausedBy ? 'dsh.command.status.paused' : 'dsh.command.status.waiting') : '';
+      const ask = work.asks?.[0];
+      const state = work.waiting ? this.say(work.waiting.pausedBy ? 'dsh.command.status.paused' : 'dsh.command.status.waiting') : ask ? this.say('dsh.command.status.asking', { number: ask.number, text: plain(askLine(ask)) }) : '';
       lines.push(this.say('dsh.command.status.current', { title: plain(work.title), settled: steps.filter((s) => SETTLED.has(s.status)).length, total: steps.length, state }));
     } else lines.push(this.say('dsh.command.status.currentNone'));
     lines.push(this.say('dsh.command.status.more'));
@@ -133,6 +135,7 @@ export class SlashCommands {
   }
 
   private why(entry: PersonQueueEntry): string {
+    if (entry.asking && entry.reason !== undefined) return this.say('dsh.command.why.asking', { number: entry.asking.number, text: plain(entry.asking.text) });
     switch (entry.reason) {
       case undefined:
         return '';

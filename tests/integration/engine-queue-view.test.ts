@@ -5,6 +5,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { formatDidaDate } from '../../src/dida/dida-date';
 import { MAX_HOLDER_READS, PERSON_VIEWER, personQueue } from '../../src/core/engine/queue-view';
 import { pauseForPerson } from '../../src/core/phone/waiting';
+import { openDeskAsk } from '../../src/core/phone/desk-asks';
+import { whyText } from '../../src/cli/commands/queue';
+import { cliText } from '../../src/cli/cli-locale';
+import { safeText } from '../../src/cli/terminal-text';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
 
 const DAY = 24 * 3600_000;
@@ -73,6 +77,22 @@ describe('personQueue', () => {
     expect(entries.get(paused.id)).not.toHaveProperty('usage');
     expect(entries.get(asked.id)).toMatchObject({ reason: 'waiting_for_human', usage: { requests: 4, inputTokens: 100 } });
     expect(entries.get(asked.id)).not.toHaveProperty('paused');
+  });
+
+  it('a Work whose session waits on dsh’s own question says what is asked, in the queue and in the words of the CLI and /dida', async () => {
+    const task = h.sim.seedTask({ projectId, title: '换数据库', priority: 3, items: [{ title: '选型' }] });
+    await h.engine.sync(projectId);
+    await h.engine.switchTo('session-a', projectId, task.id);
+    await openDeskAsk(h.deps, task.id, { kind: 'question', sessionId: 'session-a', questions: [{ id: 'q', question: '用哪个？', header: '数据库', options: [] }] });
+    const entry = (await personQueue(h.engine, projectId)).entries.find((e) => e.key === task.id)!;
+    expect(entry).toMatchObject({ reason: 'claimed', asking: { number: 1, kind: 'question', text: '数据库: 用哪个？' } });
+    const zh = cliText('zh');
+    expect(whyText(entry, zh)).toBe('在等你回答（#1，可以在滴答里回答）：数据库: 用哪个？');
+    const hostile = whyText({ ...entry, asking: { ...entry.asking!, text: '\u001b[31mred' } }, cliText('en'));
+    expect(hostile).toBe(`waiting for your answer (#1, answer in Dida too): ${safeText('\u001b[31mred')}`);
+    expect(hostile).not.toContain('\u001b');
+    // Without a waiting question the held Work reads as before.
+    expect(whyText({ ...entry, asking: undefined }, zh)).not.toContain('在等你回答');
   });
 
   it('a Work held by a session of this machine names it; one held elsewhere is looked up in Dida only when asked', async () => {

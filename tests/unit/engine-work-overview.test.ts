@@ -118,3 +118,29 @@ describe('workOverview', () => {
     expect(out[2]).not.toHaveProperty('commentsWaitingSince');
   });
 });
+
+describe('workOverview of dsh’s own questions', () => {
+  it('a Work whose session waits on a question or an approval says what is asked, oldest first, each with its number', () => {
+    const ask = (number: number, fields: Partial<NonNullable<WorkRecord['asks']>[number]>) => ({ id: `a${number}`, number, kind: 'question' as const, sessionId: 's', since: number * 1000, comment: 'c', ...fields });
+    const state = stateOf(
+      makeWork([], {
+        taskId: 'w',
+        asks: [
+          ask(1, { questions: [{ id: 'q', question: '用哪个？', header: '数据库', options: [] }] }),
+          ask(2, { kind: 'approval', approval: { tool: 'bash', subject: 'rm -rf build' } }),
+          ask(3, { kind: 'approval', approval: { tool: 'write' } }),
+          ask(4, { kind: 'plan', questions: [{ id: 'r', question: 'Approve this plan?', options: [] }] }),
+        ],
+      }),
+      makeWork([], { taskId: 'quiet' }),
+    );
+    const [asking, quiet] = workOverview(state, 'p1', NOW, HOST);
+    expect(asking?.asking).toEqual([
+      { number: 1, kind: 'question', text: '数据库: 用哪个？', since: 1000 },
+      { number: 2, kind: 'approval', text: 'bash: rm -rf build', since: 2000 },
+      { number: 3, kind: 'approval', text: 'write', since: 3000 },
+      { number: 4, kind: 'plan', text: 'Approve this plan?', since: 4000 },
+    ]);
+    expect(quiet?.asking).toBeUndefined();
+  });
+});

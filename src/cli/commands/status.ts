@@ -199,6 +199,7 @@ export async function statusCommand(argv: readonly string[], io: CliIo, ctx: Cli
       steps: w.steps,
       holder: w.holder ? { host: w.holder.host, session: w.holder.session, since: new Date(w.holder.since).toISOString(), alive: w.holder.alive } : null,
       waiting: w.waiting ? { reason: w.waiting.reason, since: new Date(w.waiting.since).toISOString() } : null,
+      asking: (w.asking ?? []).map((a) => ({ number: a.number, kind: a.kind, text: a.text, since: new Date(a.since).toISOString() })),
       commentsWaitingSince: w.commentsWaitingSince !== undefined ? new Date(w.commentsWaitingSince).toISOString() : null,
       usage: usageJson(w.usage),
     })),
@@ -247,6 +248,8 @@ interface StatusReport {
     steps: { done: number; total: number };
     holder: { host: string; session: string; since: string; alive: boolean | null } | null;
     waiting: { reason: WaitReason; since: string } | null;
+    /** dsh's own questions and approvals waiting for the person (answerable at the desk or in Dida). */
+    asking: Array<{ number: number; kind: string; text: string; since: string }>;
     commentsWaitingSince: string | null;
     usage: ReturnType<typeof usageJson>;
   }>;
@@ -302,6 +305,7 @@ function printHuman(io: CliIo, s: Style, r: StatusReport, p: PrintContext): void
     };
     for (const w of r.works) {
       const parts = [t('cli.status.work.steps', w.steps)];
+      for (const a of w.asking) parts.push(s.warn(t('cli.status.work.asking', { number: a.number, since: when(a.since), text: safeText(a.text) })));
       if (w.waiting) parts.push(s.warn(t(`cli.status.work.wait.${w.waiting.reason}`, { since: when(w.waiting.since) })));
       else if (!w.holder || w.holder.alive === false) parts.push(t('cli.status.work.free'));
       if (w.holder) {

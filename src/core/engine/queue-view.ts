@@ -6,6 +6,7 @@ import type { Route } from '../queue/route-tags';
 import { levelFromPriority, type PriorityLevel, type TimeGateReason } from '../time/schedule';
 import type { WorkEngine } from './work-engine';
 import { SETTLED, visibleSteps, workKey, type WorkRecord } from '../work/work-state';
+import { askLine } from '../phone/desk-asks';
 import { usageOf, workUsage, type Usage } from '../usage/usage';
 
 /** The viewer a person's look at the queue is taken as: a session of this machine that holds nothing. */
@@ -35,6 +36,8 @@ export interface PersonQueueEntry {
   holder?: { host: string; session?: string };
   /** `waiting_for_human`: the person paused it (rather than the agent asking them something). */
   paused?: boolean;
+  /** dsh's own question or approval the session holding it waits on (the oldest): what it asks. */
+  asking?: { number: number; kind: 'question' | 'plan' | 'approval'; text: string };
   steps: { settled: number; total: number };
   tags: string[];
   /** What the Work cost on this machine so far, all rounds (absent before its first model answer). */
@@ -87,6 +90,7 @@ export async function personQueue(engine: WorkEngine, projectId: string, options
     steps: progress(key),
     tags: [...(candidate.tags ?? [])],
     ...(state.usage[key] ? { usage: workUsage(usageOf(state, key)) } : {}),
+    ...(works.get(key)?.asks?.[0] ? { asking: askingOf(works.get(key)?.asks?.[0] as NonNullable<WorkRecord['asks']>[number]) } : {}),
   });
   const entries: PersonQueueEntry[] = view.ranked.map((r) => ({ ...base(r.candidate.taskId, r.candidate), position: r.position }));
   let reads = 0;
@@ -111,6 +115,10 @@ export async function personQueue(engine: WorkEngine, projectId: string, options
     entries.push(entry);
   }
   return { projectId, entries, executable: view.ranked.length };
+}
+
+function askingOf(ask: NonNullable<WorkRecord['asks']>[number]): NonNullable<PersonQueueEntry['asking']> {
+  return { number: ask.number, kind: ask.kind, text: askLine(ask) };
 }
 
 /** Who holds the Work according to its comments (the earliest live claim by the owner); undefined when unreadable. */

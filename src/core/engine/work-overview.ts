@@ -1,6 +1,7 @@
 // What a person asks of the open Works of a list, from the local state alone: who holds each one (machine, session,
 // since when, alive or not), why it waits, and the progress comments that have waited long.
 import { holderLiveHere } from '../queue/claim-release';
+import { askLine } from '../phone/desk-asks';
 import { DEFAULT_CLAIM_LEASE_MS } from '../queue/claims';
 import { longWaiting } from '../work/outbox';
 import { SETTLED, visibleSteps, type EngineState } from '../work/work-state';
@@ -26,6 +27,8 @@ export interface WorkOverview {
     alive: boolean | null;
   };
   waiting?: { reason: WaitReason; since: number };
+  /** dsh's own questions and approvals that wait for the person's answer (in Dida or at the desk), oldest first. */
+  asking?: Array<{ number: number; kind: 'question' | 'plan' | 'approval'; text: string; since: number }>;
   /** Progress comments of this Work that have waited long to be posted (oldest first, ms). */
   commentsWaitingSince?: number;
   /** What it cost on this machine so far, all rounds (absent before its first model answer). */
@@ -59,6 +62,7 @@ export function workOverview(state: EngineState, projectId: string, now: number,
       const cause = work.waiting.pausedBy ? 'paused' : work.waiting.cause && WAIT_REASONS.has(work.waiting.cause) ? (work.waiting.cause as WaitReason) : 'asked';
       view.waiting = { reason: cause, since: work.waiting.since };
     }
+    if (work.asks?.length) view.asking = work.asks.map((a) => ({ number: a.number, kind: a.kind, text: askLine(a), since: a.since }));
     if (state.usage[key]) view.usage = workUsage(usageOf(state, key));
     const waitingSince = late.get(key);
     if (waitingSince !== undefined) view.commentsWaitingSince = waitingSince;

@@ -60,7 +60,14 @@ function cleanRequest(request: DeskAskRequest): Pick<DeskAsk, 'questions' | 'app
   return { ...(questions ? { questions } : {}), ...(approval ? { approval } : {}) };
 }
 
-/** What the request asks, in one line (the Work's comment, `dida-todo status`, the reply texts). */
+/** What a waiting request asks, without words of any locale (for `dida-todo status`, `queue` and `/dida`): the first question, or the tool and what it acts on. */
+export function askLine(ask: Pick<DeskAsk, 'kind' | 'questions' | 'approval'>): string {
+  if (ask.kind === 'approval') return ask.approval?.subject ? `${ask.approval.tool}: ${ask.approval.subject}` : (ask.approval?.tool ?? '');
+  const first = ask.questions?.[0];
+  return first ? (first.header ? `${first.header}: ${first.question}` : first.question) : '';
+}
+
+/** What the request asks, in one line (the Work's comment and the reply texts). */
 export function askHeadline(deps: Pick<EngineDeps, 'locale'>, ask: Pick<DeskAsk, 'kind' | 'questions' | 'approval'>): string {
   if (ask.kind === 'approval') {
     const a = ask.approval;
