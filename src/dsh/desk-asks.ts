@@ -17,7 +17,7 @@ import type { ApprovalOutcome, ApprovalRequest, QuestionAnswer, QuestionRequest 
 /**
  * When the looks at Dida for an answer come, by how long the request has waited: a person who was just asked is
  * likely to answer within minutes, so the first looks are close together (each look reads the 🙋 reminder's comments,
- * every third one the Work's too).
+ * every other one the Work's too: an answer there is seen within two gaps).
  */
 export const LOOK_SCHEDULE: ReadonlyArray<{ until: number; every: number }> = [
   { until: 60_000, every: 5_000 },
@@ -260,7 +260,7 @@ export class DeskAsks {
       if (limit !== undefined && clock.now() >= limit) return { kind: 'timeout', minutes: this.options.waitMinutes() };
       try {
         const deps = await this.options.engineDeps();
-        const look = await withRequestPriority('foreground', () => lookForDeskAnswer(deps, key, ask.id, { readWork: looks % 3 === 0 }));
+        const look = await withRequestPriority('foreground', () => lookForDeskAnswer(deps, key, ask.id, { readWork: looks % 2 === 0 }));
         if (look.kind !== 'none') return look;
       } catch (error) {
         this.deps.log(`looking for the person's answer in Dida failed (looked at again): ${messageOf(error)}`);

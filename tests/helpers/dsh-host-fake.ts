@@ -44,14 +44,20 @@ export function fakeHost(services: Record<string, unknown> = {}) {
   const sections: PromptSection[] = [];
   const agents = new Map<string, FakeAgent>();
   const ctx = {
-    on(event: string, listener: Listener) {
+    on(event: string, listener: Listener, prepend = false) {
       const list = listeners.get(event) ?? [];
-      list.push(listener);
+      if (prepend) list.unshift(listener);
+      else list.push(listener);
       listeners.set(event, list);
       return () => list.splice(list.indexOf(listener), 1);
     },
     effect(fn: () => () => unknown) {
       cleanups.push(fn());
+      return undefined;
+    },
+    /** Runs `fn` at once when every named service is given (dsh runs it when they appear). */
+    inject(deps: string[], fn: (scope: unknown) => void) {
+      if (deps.every((name) => services[name] !== undefined)) fn(ctx);
       return undefined;
     },
     get(name: string) {

@@ -194,8 +194,8 @@ describe('dsh asking the person, raced against Dida', () => {
     await filed();
     await nextLook();
     e.sim.addComment(projectId, taskId, 'stop', { userId: owner });
-    // The Work's comments are read at every third look.
-    for (let i = 0; i < 3 && !settledNow; i++) await nextLook();
+    // The Work's comments are read at every other look.
+    for (let i = 0; i < 2 && !settledNow; i++) await nextLook();
     await expect(answer).rejects.toThrow(STOPPED_TEXT);
   });
 
@@ -208,6 +208,18 @@ describe('dsh asking the person, raced against Dida', () => {
     expect(e.sim.listComments(reminder()!.id).map((c) => c.title)).toEqual(['这个请求已撤回：会话停下了，不再需要回答。']);
     expect(reminder()?.status).toBe(2);
     expect(await askRecord()).toBeUndefined();
+    // The person's late “允许” on the withdrawn request grants nothing — not the next request either.
+    const old = reminder()!;
+    e.sim.addComment(projectId, old.id, '允许', { userId: owner });
+    e.sim.addComment(projectId, taskId, '允许', { userId: owner });
+    const looks = h.clock.waits.length;
+    const next = track(asks.approval({ agent, toolName: 'bash', callId: 'c9' }, async () => 'unavailable'));
+    await eventually(() => h.clock.waits.length > looks);
+    for (let i = 0; i < 4; i++) await nextLook();
+    expect(settledNow).toBe(false);
+    e.sim.addComment(projectId, e.sim.listTasks(projectId).find((t) => t.title.startsWith('🙋') && t.status === 0)!.id, '拒绝', { userId: owner });
+    await nextLook();
+    expect(await next).toBe('rejected');
   });
 
   it('sessions without a Work, unbound ones and subagents pass straight through: nothing reaches Dida', async () => {
@@ -224,7 +236,7 @@ describe('dsh asking the person, raced against Dida', () => {
     expect(e.sim.totalRequests()).toBe(before);
   });
 
-  it('Dida is read on the schedule: a look after 3 s, then every 5 s for the first minute, then every 10 s; the Work’s comments every third look', async () => {
+  it('Dida is read on the schedule: a look after 3 s, then every 5 s for the first minute, then every 10 s; the Work’s comments every other look', async () => {
     const answer = track(asks.approval({ agent, toolName: 'bash' }, async () => 'unavailable'));
     await filed();
     const reads = () => (e.sim.counters()['GET /project/{pid}/task/{tid}/comments'] ?? 0);
@@ -237,10 +249,40 @@ describe('dsh asking the person, raced against Dida', () => {
     expect(gaps[0]).toBe(FIRST_LOOK_MS);
     expect(gaps.slice(1, 13)).toEqual(Array(12).fill(5_000));
     expect(gaps[13]).toBe(10_000);
-    // 14 looks: 14 reads of the reminder's comments and 5 of the Work's (looks 1, 4, 7, 10, 13).
-    expect(reads() - before).toBe(19);
+    // 14 looks: 14 reads of the reminder's comments and 7 of the Work's (looks 1, 3, 5, …, 13).
+    expect(reads() - before).toBe(21);
     h.lifetime.abort();
     expect(await answer).toBe('cancelled');
+  });
+
+  it('an answer on the 🙋 is seen within one gap of the schedule: 5 s in the first minute, 10 s to 5 min, 20 s to 30 min, 30 s after', async () => {
+    const bound = (at: number) => (at < 60_000 ? 5_000 : at < 5 * 60_000 ? 10_000 : at < 30 * 60_000 ? 20_000 : 30_000);
+    const latencies: string[] = [];
+    for (const at of [4_000, 50_000, 3 * 60_000, 12 * 60_000, 29 * 60_000, 42 * 60_000]) {
+      // dsh web's card waits too (no deadline): only the phone answers.
+      const answer = track(asks.approval({ agent, toolName: 'bash' }, () => new Promise<ApprovalOutcome>(() => undefined)));
+      const looks = h.clock.waits.length;
+      await eventually(() => h.clock.waits.length > looks);
+      const start = h.clock.now();
+      const filedReminder = e.sim.listTasks(projectId).find((t) => t.title.startsWith('🙋') && t.status === 0)!;
+      // Time passes without an answer until `at`; then the person answers and the looks go on.
+      let written: number | undefined;
+      for (let i = 0; i < 400 && !settledNow; i++) {
+        const gap = h.clock.waits.at(-1)!;
+        if (written === undefined && h.clock.now() + gap > start + at) {
+          await h.clock.advance(start + at - h.clock.now());
+          e.sim.addComment(projectId, filedReminder.id, '允许', { userId: owner });
+          written = h.clock.now();
+          continue;
+        }
+        await nextLook();
+      }
+      expect(await answer).toBe('allowed-once');
+      const latency = h.clock.now() - (written as number);
+      latencies.push(`${at / 1000}s→${latency / 1000}s`);
+      expect(latency, `answered ${at / 1000} s in`).toBeLessThanOrEqual(bound(at));
+    }
+    console.log(`[desk latency] answer written at → seen after: ${latencies.join(', ')}`);
   });
 
   it('at start, a request of a process that is gone is withdrawn; one of a live process stays', async () => {

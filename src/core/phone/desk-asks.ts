@@ -218,7 +218,8 @@ export async function lookForDeskAnswer(deps: EngineDeps, key: string, askId: st
     const handled = new Set(work.phoneHandled ?? []);
     const own = [...bundleTexts(deps, work), ...(work.asks ?? []).map((a) => a.comment)];
     const mine = (c: Comment) => !!owner && c.userId === owner && !handled.has(c.id) && showsAnything(c.title);
-    const afterAnchor = (c: Comment) => !!ask.anchorCommentId && c.id !== ask.anchorCommentId && commentTime(c) >= (ask.anchorAt ?? 0) && !isBundleText(c.title, own);
+    // Strictly later than the request's own comment: a comment of the same instant may be older (a grant is at stake).
+    const afterAnchor = (c: Comment) => !!ask.anchorCommentId && c.id !== ask.anchorCommentId && commentTime(c) > (ask.anchorAt ?? 0) && !isBundleText(c.title, own);
     const candidates = [
       ...onReminder.filter(mine).map((c) => ({ c, where: 'reminder' as const })),
       ...onWork.filter((c) => mine(c) && afterAnchor(c)).map((c) => ({ c, where: 'work' as const })),
