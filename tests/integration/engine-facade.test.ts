@@ -97,6 +97,27 @@ describe('the engine facade', () => {
     expect(auth?.taskId).toBe(other.taskId);
   });
 
+  it('a failure is flagged only on an unfinished current Work: a settled one is left to its review, on every path', async () => {
+    const done = await h.engine.createWork(S, projectId, { title: '都做完了', steps: ['一', '二'] });
+    await h.engine.changeSteps(S, [
+      { op: 'update', step: '一', status: 'completed', resolution: '好' },
+      { op: 'update', step: '二', status: 'skipped', resolution: '不需要' },
+    ]);
+    const before = comments(done.taskId).length;
+    expect(await h.engine.waitForModelFailure(S, 'quota', 'QUOTA')).toBeUndefined();
+    expect(await h.engine.waitAfterAttempts(S, 3, 'SERVER')).toBeUndefined();
+    expect(await h.engine.noteWaitUntil(S, h.clock.now + 3600_000)).toBe(false);
+    await h.engine.flushComments();
+    expect(comments(done.taskId).slice(before).filter((c) => !c.startsWith('已完成') && !c.startsWith('已跳过'))).toEqual([]);
+    expect(h.sim.getTask(done.taskId)?.priority).toBe(3);
+    expect(h.sim.listTasks(projectId).filter((t) => t.title.startsWith('🙋'))).toEqual([]);
+    expect((await h.engine.settle(S)).map((r) => r.outcome.status)).toEqual(['finalized']);
+    // Control: an unfinished current Work is flagged by the same calls.
+    const open = await h.engine.createWork(S, projectId, { title: '没做完', steps: ['一'] });
+    expect((await h.engine.waitAfterAttempts(S, 3, 'SERVER'))?.waiting?.reason).toBe(zh.t('dida.waiting.exhausted', { attempts: 3, error: 'SERVER' }));
+    expect(h.sim.getTask(open.taskId)?.priority).toBe(0);
+  });
+
   it('a reset that cannot be told as a time still tells the person, in words that need no time', async () => {
     const work = await h.engine.createWork(S, projectId, { title: '怪时间', steps: ['一'] });
     expect(await h.engine.noteWaitUntil(S, 1e16)).toBe(true);
