@@ -9,7 +9,7 @@ import type { HostContext } from './ports';
 import type { RowConfig } from './row-config';
 
 /** The engine operations the adapter uses (tests hand in fakes with the same shape). */
-export type EnginePort = Pick<WorkEngine, 'sync' | 'queue' | 'claimNext' | 'settle' | 'currentWork' | 'waitForHuman' | 'switchTo' | 'withSignal' | 'releaseSession' | 'waitForModelFailure' | 'noteWaitUntil'>;
+export type EnginePort = Pick<WorkEngine, 'sync' | 'queue' | 'claimNext' | 'settle' | 'currentWork' | 'waitForHuman' | 'switchTo' | 'withSignal' | 'releaseSession' | 'waitForModelFailure' | 'noteWaitUntil' | 'waitAfterAttempts'>;
 
 export interface AdapterDeps {
   ctx: HostContext;

@@ -182,7 +182,7 @@ export class Continuation {
     try {
       if (track.binding) {
         const flagged = await (await this.deps.engine()).waitForModelFailure(track.sessionId, verdict.cause, code, verdict.until);
-        this.deps.log(flagged ? `model request failed (${code}): no retry can fix it; Work ${flagged.taskId} now waits for the person` : `model request failed (${code}): no retry can fix it; no current Work to flag`);
+        this.deps.log(flagged ? `model request failed (${code}): no retry can fix it; Work ${flagged.taskId} now waits for the person` : `model request failed (${code}): no retry can fix it; no unfinished current Work to flag`);
       } else this.deps.log(`model request failed (${code}): no retry can fix it`);
       await this.counter.note(track.sessionId, { kind: 'exhausted' });
     } catch (error) {
@@ -194,10 +194,8 @@ export class Continuation {
   private async exhausted(track: AgentTrack, code: string, attempts: number): Promise<void> {
     try {
       if (track.binding) {
-        const engine = await this.deps.engine();
-        if (await engine.currentWork(track.sessionId)) {
-          await engine.waitForHuman(track.sessionId, this.deps.locale.t('dida.waiting.exhausted', { attempts, error: code }));
-        } else this.deps.log(`automatic continuation gave up after ${attempts} attempts (${code}); no current Work to flag`);
+        const flagged = await (await this.deps.engine()).waitAfterAttempts(track.sessionId, attempts, code);
+        if (!flagged) this.deps.log(`automatic continuation gave up after ${attempts} attempts (${code}); no unfinished current Work to flag`);
       }
       await this.counter.note(track.sessionId, { kind: 'exhausted' });
     } catch (error) {

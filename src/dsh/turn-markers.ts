@@ -93,6 +93,8 @@ export class TurnMarkers {
       const session = (state.sessions[track.sessionId] ??= { touched: [], autoAttempts: 0, updatedAt: 0 }) as MarkedSession;
       session.livePid = this.pid;
       session.cwd = track.cwd;
+      // Live again (a disposed session that came back): it may hold claims once more.
+      delete session.goneAt;
     });
   }
 
@@ -138,7 +140,7 @@ function sameFacts(recorded: TurnMarker['turnFacts'], facts: SessionWorkFacts): 
 }
 
 /** Keys a record may carry that say nothing once the turn is closed. */
-const EMPTY_KEYS = new Set(['touched', 'autoAttempts', 'updatedAt', 'cwd', 'lastAutoAt', 'livePid']);
+const EMPTY_KEYS = new Set(['touched', 'autoAttempts', 'updatedAt', 'cwd', 'lastAutoAt', 'livePid', 'goneAt']);
 
 /** A closed session record with nothing in it that anything reads (an absent record means the same). */
 function holdsNothing(session: MarkedSession): boolean {

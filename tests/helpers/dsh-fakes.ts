@@ -229,6 +229,7 @@ export function fakeEngine(overrides: Partial<Record<keyof EnginePort, AnyFn>> =
     releaseSession: vi.fn<AnyFn>(async () => []),
     waitForModelFailure: vi.fn<AnyFn>(async () => undefined),
     noteWaitUntil: vi.fn<AnyFn>(async () => false),
+    waitAfterAttempts: vi.fn<AnyFn>(async () => undefined),
   };
   for (const [name, fn] of Object.entries(overrides) as Array<[keyof EnginePort, AnyFn]>) {
     engine[name] = vi.isMockFunction(fn) ? (fn as Mock<AnyFn>) : vi.fn<AnyFn>(fn);

@@ -143,7 +143,8 @@ export async function startPollWorld(options: { bound?: string } = {}): Promise<
     alive.add(pid);
     const { state, locks } = openEngineStore({ stateFile, lockDir });
     const gateway = createHttpGateway({ token: sim.token, baseUrl: sim.baseUrl, timeoutMs: 5000, retry: { retries: 0 } });
-    const engine = new WorkEngine({ gateway, state, locks, now: Date.now, locale: getLocale('zh'), timeZone: 'Asia/Shanghai', hostLabel: 'box' });
+    // The world's own processes are the ones alive (their pids are made up), for the engine's claims as for the poller.
+    const engine = new WorkEngine({ gateway, state, locks, now: Date.now, locale: getLocale('zh'), timeZone: 'Asia/Shanghai', hostLabel: 'box', isAlive: (p) => alive.has(p) });
     const tracker = new AgentTracker();
     const clock = new ManualClock(Date.now());
     const logs: string[] = [];

@@ -97,6 +97,27 @@ describe('the engine facade', () => {
     expect(auth?.taskId).toBe(other.taskId);
   });
 
+  it('a failure is flagged only on an unfinished current Work: a settled one is left to its review, on every path', async () => {
+    const done = await h.engine.createWork(S, projectId, { title: '都做完了', steps: ['一', '二'] });
+    await h.engine.changeSteps(S, [
+      { op: 'update', step: '一', status: 'completed', resolution: '好' },
+      { op: 'update', step: '二', status: 'skipped', resolution: '不需要' },
+    ]);
+    const before = comments(done.taskId).length;
+    expect(await h.engine.waitForModelFailure(S, 'quota', 'QUOTA')).toBeUndefined();
+    expect(await h.engine.waitAfterAttempts(S, 3, 'SERVER')).toBeUndefined();
+    expect(await h.engine.noteWaitUntil(S, h.clock.now + 3600_000)).toBe(false);
+    await h.engine.flushComments();
+    expect(comments(done.taskId).slice(before).filter((c) => !c.startsWith('已完成') && !c.startsWith('已跳过'))).toEqual([]);
+    expect(h.sim.getTask(done.taskId)?.priority).toBe(3);
+    expect(h.sim.listTasks(projectId).filter((t) => t.title.startsWith('🙋'))).toEqual([]);
+    expect((await h.engine.settle(S)).map((r) => r.outcome.status)).toEqual(['finalized']);
+    // Control: an unfinished current Work is flagged by the same calls.
+    const open = await h.engine.createWork(S, projectId, { title: '没做完', steps: ['一'] });
+    expect((await h.engine.waitAfterAttempts(S, 3, 'SERVER'))?.waiting?.reason).toBe(zh.t('dida.waiting.exhausted', { attempts: 3, error: 'SERVER' }));
+    expect(h.sim.getTask(open.taskId)?.priority).toBe(0);
+  });
+
   it('a reset that cannot be told as a time still tells the person, in words that need no time', async () => {
     const work = await h.engine.createWork(S, projectId, { title: '怪时间', steps: ['一'] });
     expect(await h.engine.noteWaitUntil(S, 1e16)).toBe(true);
@@ -128,7 +149,7 @@ describe('the engine facade', () => {
     expect(await h.engine.noteWaitUntil(S, later + 3600_000)).toBe(false);
   });
 
-  it('a session ends: its open unsettled Works are released; waiting, settled and others’ Works are not; a failure is logged', async () => {
+  it('a session ends: every unsettled Work it holds is released, waiting or not; settled and others’ Works are not; a refused release is owed', async () => {
     const open = await h.engine.createWork(S, projectId, { title: '没做完', steps: ['一'] });
     const settled = await h.engine.createWork(S, projectId, { title: '做完了', steps: ['一'] });
     await h.engine.changeSteps(S, [{ op: 'update', step: '一', status: 'completed', resolution: '好' }], settled.taskId);
@@ -137,7 +158,11 @@ describe('the engine facade', () => {
     const theirs = await h.engine.createWork('session-2', projectId, { title: '别人的', steps: ['一'] });
     await h.engine.touch(S, theirs.taskId, false);
     const none = await h.engine.createWork(S, projectId, { title: '无步骤' });
-    expect((await h.engine.releaseSession(S)).sort()).toEqual([open.taskId, none.taskId].sort());
+    expect((await h.engine.releaseSession(S)).sort()).toEqual([open.taskId, none.taskId, waiting.taskId].sort());
+    // The waiting Work says who carries on: the next session, with the person's answer.
+    expect(comments(waiting.taskId).at(-1)).toBe('🤖 test-host 停止处理（会话 1）：已完成 0/1 步。它在等你回复；你回复后，下一个会话会带着你的回复接着做。');
+    expect(comments(open.taskId).at(-1)).toBe('🤖 test-host 停止处理（会话 1）：已完成 0/1 步。现在没有人在处理，其他会话可以接手。');
+    expect((await h.state()).works[waiting.taskId]?.claim).toBeUndefined();
     expect((await h.state()).works[settled.taskId]?.claim?.holder).toBe('test-host#1');
     expect((await h.state()).works[theirs.taskId]?.claim?.holder).toBe('test-host#2');
     expect(await h.engine.releaseSession('session-unknown')).toEqual([]);
@@ -145,7 +170,17 @@ describe('the engine facade', () => {
     const again = await h.engine.createWork('session-3', projectId, { title: '释放失败', steps: ['一'] });
     h.sim.injectFault({ route: 'POST /project/{pid}/task/{tid}/comment', kind: 'status', status: 500, times: 5 });
     expect(await h.engine.releaseSession('session-3')).toEqual([]);
-    expect(logs.some((l) => l.startsWith(`could not release Work ${again.taskId} in Dida (its claim lapses after its lease): `))).toBe(true);
+    expect(logs.some((l) => l.startsWith(`could not release Work ${again.taskId} in Dida now (this machine sends the release at its next sync): `))).toBe(true);
+    h.sim.clearFaults();
+    // Owed, not lost: the next sync of this machine sends it in the session's name, lease or not.
+    const report = await h.engine.sync(projectId);
+    expect(report.released).toContain(again.taskId);
+    expect(comments(again.taskId).at(-1)).toBe('🤖 test-host 停止处理（会话 3）：已完成 0/1 步。现在没有人在处理，其他会话可以接手。');
+    expect((await h.state()).works[again.taskId]?.claim).toBeUndefined();
+    // Once: the next sync says nothing more.
+    const count = comments(again.taskId).length;
+    await h.engine.sync(projectId);
+    expect(comments(again.taskId)).toHaveLength(count);
   });
 
   it('settle reports a failed finalization and flushes the progress of the other Works it touched; failures are logged', async () => {

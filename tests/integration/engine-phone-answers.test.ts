@@ -304,3 +304,46 @@ describe('what the model is told', () => {
     expect(note).not.toContain('Answer:');
   });
 });
+
+describe('a session that asked and ended', () => {
+  const B = 'session-2';
+  const fromB = (key: string, work: WorkRecord, state: Parameters<typeof heldByOtherSession>[0]) => work.projectId !== '' && !heldByOtherSession(state, key, B, h.clock.now);
+
+  it('holds nothing: its release says the next session carries on, and the session handed the answer takes the Work', async () => {
+    const { list, task, reminderId } = await askedWork();
+    // The one-shot run ends: the waiting Work is released too.
+    expect(await h.engine.releaseSession(S)).toEqual([task.id]);
+    const release = h.sim.listComments(task.id).at(-1)!.title;
+    expect(release).toBe('🤖 test-host 停止处理（会话 1）：已完成 0/2 步。它在等你回复；你回复后，下一个会话会带着你的回复接着做。');
+    // Another session of the machine (the poller's, todo_work next) no longer sees it held once it is back in the queue.
+    h.sim.addComment(list.id, reminderId, '账号是 readonly，密码在保险箱');
+    expect((await h.engine.sync(list.id)).answered).toEqual([task.id]);
+    const queue = await h.engine.queue(list.id, 'session-3');
+    expect(queue.ranked.map((e) => e.candidate.taskId)).toEqual([task.id]);
+    // The next run is handed the answer, only the person's words (the release is the bundle's), and carries on with it.
+    const taken = await takeAnswers(h.deps, fromB);
+    expect(taken.map((a) => a.answer.text)).toEqual(['账号是 readonly，密码在保险箱']);
+    const work = await h.engine.switchTo(B, list.id, task.id);
+    expect(work.claim?.holder).toBe('test-host#2');
+    expect(h.sim.listComments(task.id).filter((c) => c.title.includes('已停止'))).toEqual([]);
+  });
+
+  it('whose release Dida refused at its end: the session handed the answer sends it in its name and takes the Work', async () => {
+    const { list, task, reminderId } = await askedWork();
+    h.sim.injectFault({ route: 'POST /project/{pid}/task/{tid}/comment', kind: 'status', status: 500, times: 5 });
+    expect(await h.engine.releaseSession(S)).toEqual([]);
+    h.sim.clearFaults();
+    expect((await h.state()).works[task.id]?.claim?.holder).toBe('test-host#1');
+    h.sim.addComment(list.id, reminderId, '可以了');
+    await h.engine.sync(list.id);
+    expect((await takeAnswers(h.deps, fromB)).map((a) => a.answer.text)).toEqual(['可以了']);
+    const before = h.sim.listComments(task.id).length;
+    const work = await h.engine.switchTo(B, list.id, task.id);
+    expect(work.claim?.holder).toBe('test-host#2');
+    // The owed release first, then this session's claim; nothing else, and never a claim lost to a session that ended.
+    expect(h.sim.listComments(task.id).slice(before).map((c) => c.title)).toEqual([
+      '🤖 test-host 停止处理（会话 1）：已完成 0/2 步。现在没有人在处理，其他会话可以接手。',
+      '🤖 test-host 开始处理（会话 2）',
+    ]);
+  });
+});

@@ -5,7 +5,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ConfigPort } from '../../src/core/queue/bindings';
 import { TOOLS, type ToolContext, type ToolResult } from '../../src/core/tools';
 import { claimsPosted } from '../../src/core/engine/work-engine';
-import { BACKOFF_MAX_MS, withRequestPriority } from '../../src/dida/request-budget';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { accountKey, BACKOFF_MAX_MS, withRequestPriority } from '../../src/dida/request-budget';
+import { budgetFile } from '../../src/store/budget-store';
 import { bridgeTool } from '../../src/dsh/tool-bridge';
 import { defaultConfig, type DidaTodoConfig } from '../../src/store/config-store';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
@@ -121,6 +124,28 @@ describe('a 429 in each path', () => {
     expect(h.sim.listComments(key).filter((c) => c.title.includes('开始处理：写'))).toHaveLength(1);
   });
 
+  it('release at a one-shot’s end: it goes first in a budget background work has used up; what the budget still refuses is owed, and sent by the next process', async () => {
+    await call('todo', { action: 'create', work_title: '脚本跑', steps: [{ title: '一', status: 'in_progress' }, { title: '二' }] });
+    await claimsPosted();
+    const key = (await h.state()).sessions[SESSION]!.currentWork!;
+    const other = await h.engine.createWork('session-rl2', list.id, { title: '另一个', steps: ['一'] });
+    // 48 of 60 this minute: background work (80 %) must wait about a minute; the model's tool calls still go.
+    fillBudget(48);
+    const { releaseClaim } = await import('../../src/core/queue/claim-release');
+    await expect(releaseClaim(h.deps, other.taskId, 'session-rl2')).rejects.toMatchObject({ code: 'rate_limited' });
+    expect(await h.engine.releaseSession(SESSION)).toEqual([key]);
+    expect(h.sim.listComments(key).at(-1)!.title).toContain('停止处理（会话 rl）');
+    // Full: refused even first. The session is gone; its release is owed, and nothing on this machine takes it as held.
+    fillBudget(60);
+    expect(await h.engine.releaseSession('session-rl2')).toEqual([]);
+    expect((await h.state()).works[other.taskId]?.claim?.holder).toBe('test-host#rl2');
+    fillBudget(0);
+    const queue = await h.engine.queue(list.id, 'session-next');
+    expect(queue.ranked.map((e) => e.candidate.taskId)).toContain(other.taskId);
+    expect(queue.report.released).toEqual([other.taskId]);
+    expect(h.sim.listComments(other.taskId).at(-1)!.title).toContain('停止处理（会话 rl2）');
+  });
+
   it('settle: a write refused with 429 is kept for the next settle, which waits the pause out and sends the Work for review', async () => {
     await call('todo', { action: 'create', work_title: '小事', steps: [{ title: '做', status: 'in_progress' }] });
     await call('todo', { action: 'update', updates: [{ step: '做', status: 'completed', resolution: '做完了。' }] });
@@ -149,6 +174,14 @@ describe('a 429 in each path', () => {
     expect(h.sim.counters()['GET /project/{pid}/data']).toBe((reads ?? 0) + 1);
   });
 });
+
+/** Makes the machine's budget file say `used` requests went out in the last few seconds (0: none). */
+function fillBudget(used: number): void {
+  const now = Date.now();
+  const file = budgetFile(h.dir, accountKey(h.sim.baseUrl, h.sim.token));
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, JSON.stringify({ stamps: Array.from({ length: used }, (_, i) => now - 5_000 + i) }));
+}
 
 /** Ends the machine's pause after a 429 now (as if its Retry-After had passed). */
 async function shortenPause(): Promise<void> {

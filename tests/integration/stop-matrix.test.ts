@@ -21,7 +21,7 @@ const BACKOFF_S = 30;
 const HOUR = 60 * 60_000;
 
 type Stop =
-  | { kind: 'failure'; code: string; retryAfterMs?: number }
+  | { kind: 'failure'; code: string; retryAfterMs?: number; /** Every step was settled before the request failed. */ settled?: boolean }
   | { kind: 'killed' }
   | { kind: 'aborted' }
   | { kind: 'completed_open' }
@@ -53,6 +53,11 @@ const STOPS: Array<[string, Stop, Expect]> = [
   ['aborted by the person', { kind: 'aborted' }, { then: 'nothing' }],
   ['completed with open steps', { kind: 'completed_open' }, { then: 'nothing' }],
   ['completed with every step settled', { kind: 'completed_settled' }, { then: 'review' }],
+  // The closing request fails after every step is settled: the finished Work goes to review, never to the person.
+  ['QUOTA after every step settled', { kind: 'failure', code: 'QUOTA', settled: true }, { then: 'review' }],
+  ['AUTH after every step settled', { kind: 'failure', code: 'AUTH', settled: true }, { then: 'review' }],
+  ['INVALID_REQUEST after every step settled', { kind: 'failure', code: 'INVALID_REQUEST', settled: true }, { then: 'review' }],
+  ['an unknown code after every step settled', { kind: 'failure', code: 'HTTP_418', settled: true }, { then: 'review' }],
 ];
 const PROFILES = ['one-shot', 'long-lived'] as const;
 
@@ -131,7 +136,7 @@ describe('the stop matrix', () => {
             let taskId: string | undefined;
             if (touched) {
               expect((await todo.execute({ action: 'create', work_title: '整理发布说明', steps: [{ title: '收集改动' }, { title: '写说明' }] }, { agent })).code).toBe('ok');
-              const update = stop.kind === 'completed_settled'
+              const update = stop.kind === 'completed_settled' || (stop.kind === 'failure' && stop.settled)
                 ? [{ step: '收集改动', status: 'completed', resolution: '已收集' }, { step: '写说明', status: 'completed', resolution: '已写好' }]
                 : [{ step: '收集改动', status: 'completed', resolution: '已收集' }, { step: '写说明', status: 'in_progress' }];
               expect((await todo.execute({ action: 'update', updates: update }, { agent })).code).toBe('ok');
@@ -164,6 +169,14 @@ describe('the stop matrix', () => {
               }
               answer = await pending;
               if (expected.then === 'wait_until' && touched) expect(state().sessions[agent.id].waitUntil).toBeUndefined();
+              if (stop.settled) {
+                // The failed turn ends and the session goes idle: the settle that follows files the review.
+                ctx.emit('session/event', { id: agent.id }, { type: 'turn/end', data: { turn: 1, reason: { kind: 'failed' } } });
+                agent.status = 'idle';
+                ctx.emit('agent/status', { agent, status: 'idle' });
+                await until('the settle', async () => agent.runMaintenance.mock.calls.length > 0);
+                await Promise.allSettled(agent.runMaintenance.mock.results.map((r: { value: unknown }) => r.value));
+              }
             } else if (stop.kind === 'aborted' || stop.kind === 'completed_open' || stop.kind === 'completed_settled') {
               ctx.emit('session/event', { id: agent.id }, { type: 'turn/end', data: { turn: 1, reason: stop.kind === 'aborted' ? { kind: 'aborted', reason: { kind: 'user' } } : { kind: 'completed' } } });
               agent.status = 'idle';
@@ -221,6 +234,12 @@ describe('the stop matrix', () => {
                 expect(sim.listTasks(list.id).some((t) => t.title === '🧑‍🔬 待验收：整理发布说明')).toBe(true);
                 expect(sim.getTask(taskId!)?.status).toBe(2);
                 expect(released).toEqual([]);
+                // Finished work is never flagged as waiting: no 🙋, no "need your help", its priority kept.
+                expect(reminders).toEqual([]);
+                expect(comments.filter((c) => c.includes('需要你帮忙：'))).toEqual([]);
+                expect(sim.getTask(taskId!)?.priority).toBe(3);
+                expect(state().works[taskId!].waiting).toBeUndefined();
+                if (stop.kind === 'failure') expect(answer).toBeUndefined();
                 break;
               }
               case 'nothing': {
@@ -274,4 +293,61 @@ describe('the stop matrix', () => {
       }
     }
   }
+});
+
+describe('a one-shot run that asked the person, then the next one-shot in the directory', () => {
+  it('the run that asked holds nothing once it ends; the next run is handed the answer and carries on with the Work', async () => {
+    cells += 1;
+    const list = sim.seedProject({ name: `stops-asked-${cells}` });
+    const clock = new FakeClock(Date.now());
+    const first = boot('one-shot', list.id, clock);
+    const asker = fakeAgent(`session-${cells}ask`, { cwd: dir });
+    first.ctx.agents.set(asker.id, asker);
+    let taskId = '';
+    try {
+      first.ctx.emit('agent/created', { agent: asker });
+      await first.host.tracker.get(asker.id)!.ready;
+      asker.status = 'running';
+      first.ctx.emit('agent/status', { agent: asker, status: 'running' });
+      const tool = (name: string) => first.ctx.tools.find((t: { name: string }) => t.name === name);
+      expect((await tool('todo').execute({ action: 'create', work_title: '接入支付', steps: [{ title: '申请密钥', status: 'in_progress' }, { title: '联调' }] }, { agent: asker })).code).toBe('ok');
+      taskId = sim.listTasks(list.id)[0]!.id;
+      expect((await tool('todo_work').execute({ action: 'wait_for_human', reason: '需要商户号' }, { agent: asker })).code).toBe('ok');
+      first.ctx.emit('session/event', { id: asker.id }, { type: 'turn/end', data: { turn: 1, reason: { kind: 'completed' } } });
+      asker.status = 'idle';
+      first.ctx.emit('agent/status', { agent: asker, status: 'idle' });
+      await until('the settle', async () => asker.runMaintenance.mock.calls.length > 0);
+      await Promise.allSettled(asker.runMaintenance.mock.results.map((r: { value: unknown }) => r.value));
+    } finally {
+      await first.host.dispose();
+    }
+    // The process has ended: its claim is released, with words for a Work that waits for the person.
+    const tag = asker.id.replace('session-', '');
+    expect(sim.listComments(taskId).at(-1)!.title).toBe(`🤖 stop-host 停止处理（会话 ${tag}）：已完成 0/2 步。它在等你回复；你回复后，下一个会话会带着你的回复接着做。`);
+    expect(state().works[taskId].claim).toBeUndefined();
+    // The person answers on the 🙋 reminder five minutes later.
+    const reminder = sim.listTasks(list.id).find((t) => t.title.startsWith('🙋'))!;
+    sim.addComment(list.id, reminder.id, '商户号是 M-1024');
+    const next = boot('one-shot', list.id, clock, 'second-process');
+    const taker = fakeAgent(`session-${cells}take`, { cwd: dir });
+    next.ctx.agents.set(taker.id, taker);
+    try {
+      next.ctx.emit('agent/created', { agent: taker });
+      await next.host.tracker.get(taker.id)!.ready;
+      taker.status = 'running';
+      next.ctx.emit('agent/status', { agent: taker, status: 'running' });
+      const decision = (await next.ctx.waterfall('agent/pre-step', { agent: taker, turn: 1, step: 1, messages: [] }, async () => ({ kind: 'enter', messages: [{ role: 'user', content: [{ type: 'text', text: '继续' }] }] }))) as { messages: Array<{ content: Array<{ text: string }> }> };
+      const notes = decision.messages.map((m) => m.content[0]!.text);
+      expect(notes.filter((text) => text.includes(`Work ${taskId} is no longer waiting for the person`))).toHaveLength(1);
+      expect(notes.join('\n')).toContain('商户号是 M-1024');
+      expect(notes.join('\n')).not.toContain('停止处理');
+      // It switches to the Work as the note says, and wins it: the run that asked holds nothing.
+      const switched = await next.ctx.tools.find((t: { name: string }) => t.name === 'todo_work').execute({ action: 'switch', work: taskId }, { agent: taker });
+      expect(switched.code).toBe('ok');
+      expect(state().works[taskId].claim?.holder).toBe(`stop-host#${taker.id.replace('session-', '')}`);
+      expect(sim.listComments(taskId).filter((c) => c.title.includes('已停止'))).toEqual([]);
+    } finally {
+      await next.host.dispose();
+    }
+  });
 });

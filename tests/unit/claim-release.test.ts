@@ -1,7 +1,9 @@
 // The pure rules of src/core/queue/claim-release.ts: how far a Work got (settled steps in time order, deleted ones
 // not counted), whether a claim's holder is a session live on this machine, when a claim has lapsed, whose claim it is.
 import { describe, expect, it } from 'vitest';
-import { claimLapsed, heldBySession, holderLiveHere, whereItStopped } from '../../src/core/queue/claim-release';
+import { claimLapsed, heldBySession, holderGoneHere, holderLiveHere, whereItStopped } from '../../src/core/queue/claim-release';
+import { heldElsewhere } from '../../src/core/queue/claims';
+import { heldByOtherSession } from '../../src/core/phone/phone-answers';
 import { DEFAULT_CLAIM_LEASE_MS } from '../../src/core/queue/claims';
 import { getLocale } from '../../src/core/text/locale';
 import type { EngineDeps } from '../../src/core/work/engine-context';
@@ -15,7 +17,7 @@ function deps(fields: Partial<EngineDeps> = {}): EngineDeps {
   return { now: () => NOW, hostLabel: 'box', locale: getLocale('en'), ...fields } as EngineDeps;
 }
 
-function stateWith(sessions: Record<string, { livePid?: number }>): EngineState {
+function stateWith(sessions: Record<string, { livePid?: number; goneAt?: number; turnOpenSince?: number; currentWork?: string; updatedAt?: number }>): EngineState {
   const state = emptyEngineState();
   for (const [id, mark] of Object.entries(sessions)) state.sessions[id] = { touched: [], autoAttempts: 0, updatedAt: 0, ...mark };
   return state;
@@ -84,6 +86,60 @@ describe('claimLapsed', () => {
     expect(claimLapsed(deps(), state, work)).toBe(false);
     expect(claimLapsed(deps({ hostLabel: 'other' }), state, makeWork([], { claim: { holder: 'other#abc', at: 0 } }))).toBe(false);
     expect(claimLapsed(deps(), stateWith({}), work)).toBe(true);
+  });
+});
+
+describe('holderGoneHere', () => {
+  const alive = (pid: number) => pid === 42;
+
+  it('a session of this host that ended, or whose process died between turns, is gone; a live one, a turn a crash left open, an unknown one are not', () => {
+    const state = stateWith({
+      'session-ended1': { goneAt: 5 },
+      'session-died22': { livePid: 7 },
+      'session-live33': { livePid: 42 },
+      'session-back44': { livePid: 42, goneAt: 5 },
+      'session-crash5': { livePid: 7, turnOpenSince: 3 },
+      'session-never6': {},
+    });
+    expect(holderGoneHere(state, 'box#ended1', 'box', alive)).toBe(true);
+    expect(holderGoneHere(state, 'box#died22', 'box', alive)).toBe(true);
+    expect(holderGoneHere(state, 'box#live33', 'box', alive)).toBe(false);
+    // Live again in a process that runs: not gone, whatever an earlier end said.
+    expect(holderGoneHere(state, 'box#back44', 'box', alive)).toBe(false);
+    // Crash recovery resumes that session itself: its claim is still its own.
+    expect(holderGoneHere(state, 'box#crash5', 'box', alive)).toBe(false);
+    expect(holderGoneHere(state, 'box#never6', 'box', alive)).toBe(false);
+    expect(holderGoneHere(state, 'box#nobody', 'box', alive)).toBe(false);
+    // Another host's session with the same tag is never judged here.
+    expect(holderGoneHere(state, 'laptop#ended1', 'box', alive)).toBe(false);
+    expect(holderGoneHere(state, 'ended1', 'box', alive)).toBe(false);
+  });
+
+  it('a gone holder holds nothing for this machine’s sessions; the same claim of a live one does', () => {
+    const gone = stateWith({ 'session-ended1': { goneAt: 5 } });
+    const live = stateWith({ 'session-ended1': { livePid: process.pid } });
+    const work = makeWork([], { claim: { holder: 'box#ended1', at: NOW } });
+    expect(heldElsewhere(deps(), work, 'session-other', gone)).toBe(false);
+    expect(heldElsewhere(deps(), work, 'session-other', live)).toBe(true);
+    expect(heldElsewhere(deps(), work, 'session-other')).toBe(true);
+    // The answer relay does not leave a person's answer to a session that ended.
+    const asked = stateWith({ 'session-ended1': { goneAt: 5, currentWork: 'w1', updatedAt: NOW } });
+    expect(heldByOtherSession(asked, 'w1', 'session-other', NOW)).toBe(false);
+    expect(heldByOtherSession(stateWith({ 'session-ended1': { currentWork: 'w1', updatedAt: NOW } }), 'w1', 'session-other', NOW)).toBe(true);
+  });
+});
+
+describe('claimLapsed for a gone holder', () => {
+  const gone = stateWith({ 'session-ended1': { goneAt: 5 } });
+  const held = (fields = {}) => makeWork([makeStep({ id: '1', title: 'a', status: 'in_progress', updatedAt: 1 })], { claim: { holder: 'box#ended1', at: NOW }, ...fields });
+
+  it('its release is owed at once, within the lease and while the Work waits; never for a settled Work or one not open', () => {
+    expect(claimLapsed(deps(), gone, held())).toBe(true);
+    expect(claimLapsed(deps(), gone, held({ waiting: { reason: 'q', previousPriority: 3, applied: true, since: 1 } }))).toBe(true);
+    expect(claimLapsed(deps(), gone, makeWork([makeStep({ id: '1', title: 'a', status: 'completed', updatedAt: 1 })], { claim: { holder: 'box#ended1', at: NOW } }))).toBe(false);
+    expect(claimLapsed(deps(), gone, held({ phase: 'accepting' }))).toBe(false);
+    // Control: the same claim of a session still live is within its lease.
+    expect(claimLapsed(deps(), stateWith({ 'session-ended1': { livePid: process.pid } }), held())).toBe(false);
   });
 });
 

@@ -46,7 +46,7 @@ describe('a failure no retry fixes', () => {
     const t = setup();
     await t.continuation.onRequestError({ agent: t.agent, failure: { code: 'QUOTA' } });
     expect(t.engine.waitForModelFailure).toHaveBeenCalledWith('session-1', 'quota', 'QUOTA', undefined);
-    expect(t.logs).toEqual(['model request failed (QUOTA): no retry can fix it; no current Work to flag']);
+    expect(t.logs).toEqual(['model request failed (QUOTA): no retry can fix it; no unfinished current Work to flag']);
     const u = setup();
     u.track.binding = undefined;
     await u.continuation.onRequestError({ agent: u.agent, failure: {} as never });
@@ -200,11 +200,11 @@ describe("waiting for a limit's reset", () => {
   });
 
   it('after the last attempt the Work waits for the person instead (no wait)', async () => {
-    const engine = fakeEngine({ currentWork: vi.fn(async () => work('w1', ['in_progress'])) });
+    const engine = fakeEngine({ waitAfterAttempts: vi.fn(async () => work('w1', ['in_progress'])) });
     const t = setup({ engine });
     t.state.value.sessions['session-1']!.autoAttempts = 3;
     expect(await t.continuation.onRequestError({ agent: t.agent, failure: limited(12 * MIN) })).toBeUndefined();
-    expect(engine.waitForHuman).toHaveBeenCalledTimes(1);
+    expect(engine.waitAfterAttempts).toHaveBeenCalledTimes(1);
     expect(t.clock.waits).toEqual([]);
     expect(t.session().waitUntil).toBeUndefined();
     // One attempt left still waits.

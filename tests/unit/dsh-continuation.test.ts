@@ -59,13 +59,12 @@ describe('Continuation.onRequestError', () => {
   });
 
   it('after the last attempt: no retry, the current Work waits for the person, and the stretch starts afresh', async () => {
-    const engine = fakeEngine({ currentWork: vi.fn(async () => work('w1', ['in_progress'])) });
+    const engine = fakeEngine({ waitAfterAttempts: vi.fn(async () => work('w1', ['in_progress'])) });
     const t = setup({ engine });
     t.state.value.sessions['session-1']!.autoAttempts = 3;
     expect(await t.continuation.onRequestError({ agent: t.agent, failure, signal: new AbortController().signal })).toBeUndefined();
-    expect(engine.waitForHuman).toHaveBeenCalledTimes(1);
-    expect(engine.waitForHuman.mock.calls[0]![0]).toBe('session-1');
-    expect(String(engine.waitForHuman.mock.calls[0]![1])).toContain('3');
+    expect(engine.waitAfterAttempts).toHaveBeenCalledTimes(1);
+    expect(engine.waitAfterAttempts.mock.calls[0]).toEqual(['session-1', 3, failure.code]);
     expect(t.clock.waits).toEqual([]);
     expect(notes(t.agent)).toEqual([]);
     // A 503 hours later is attempt 1 again, not an immediate hand-over.
@@ -73,15 +72,16 @@ describe('Continuation.onRequestError', () => {
     const later = t.continuation.onRequestError({ agent: t.agent, failure, signal: new AbortController().signal });
     await t.clock.advance(10_000);
     expect(await later).toEqual({ kind: 'retry' });
-    expect(engine.waitForHuman).toHaveBeenCalledTimes(1);
+    expect(engine.waitAfterAttempts).toHaveBeenCalledTimes(1);
   });
 
-  it('exhausted without a current Work only ends the stretch', async () => {
+  it('exhausted without an unfinished current Work only ends the stretch', async () => {
     const t = setup();
     t.state.value.sessions['session-1']!.autoAttempts = 3;
     expect(await t.continuation.onRequestError({ agent: t.agent, failure, signal: new AbortController().signal })).toBeUndefined();
+    expect(t.engine.waitAfterAttempts).toHaveBeenCalledTimes(1);
     expect(t.engine.waitForHuman).not.toHaveBeenCalled();
-    expect(t.logs.some((l) => l.includes('no current Work'))).toBe(true);
+    expect(t.logs).toContain(`automatic continuation gave up after 3 attempts (${failure.code}); no unfinished current Work to flag`);
     expect(t.state.value.sessions['session-1']!.autoAttempts).toBe(0);
   });
 
@@ -247,7 +247,7 @@ describe('Continuation edges', () => {
   });
 
   it('a failing hand-over is logged', async () => {
-    const engine = fakeEngine({ currentWork: vi.fn(async () => Promise.reject(new Error('Dida down'))) });
+    const engine = fakeEngine({ waitAfterAttempts: vi.fn(async () => Promise.reject(new Error('Dida down'))) });
     const t = setup({ engine });
     t.state.value.sessions['session-1']!.autoAttempts = 3;
     await t.continuation.onRequestError({ agent: t.agent, failure, signal: new AbortController().signal });

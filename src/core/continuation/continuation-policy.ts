@@ -1,7 +1,7 @@
 // Decides whether stopped work is continued automatically (after a model error or a crash), when, with what words,
 // and which events start the count of consecutive failures afresh.
 import { CRASH_RECOVERY_WINDOW_MS } from './recovery-window';
-import { SETTLED, visibleSteps, type EngineState } from '../work/work-state';
+import { SETTLED, visibleSteps, type EngineState, type WorkRecord } from '../work/work-state';
 
 /** Failure codes worth another try after dsh's own retries gave up (or never applied, as for content filters). */
 export const CONTINUABLE_CODES: ReadonlySet<string> = new Set([
@@ -152,12 +152,18 @@ export function goalWantsWork(phase: string | undefined): boolean {
  */
 export function touchedWorkUnfinished(state: EngineState, sessionId: string): boolean {
   const touched = state.sessions[sessionId]?.touched ?? [];
-  return touched.some((key) => {
-    const work = state.works[key];
-    if (!work || work.phase !== 'open' || work.waiting) return false;
-    const steps = visibleSteps(work);
-    return steps.length === 0 || steps.some((s) => !SETTLED.has(s.status));
-  });
+  return touched.some((key) => workUnfinished(state.works[key]));
+}
+
+/**
+ * Whether one Work is still to be done, the same on every path (continuation, crash recovery, a failure that needs the
+ * person, exhaustion): open, not waiting for a person, and without a plan yet or with a step neither completed nor
+ * skipped. A settled Work is finished: it goes to review, and no failure is flagged on it.
+ */
+export function workUnfinished(work: WorkRecord | undefined): boolean {
+  if (!work || work.phase !== 'open' || work.waiting) return false;
+  const steps = visibleSteps(work);
+  return steps.length === 0 || steps.some((s) => !SETTLED.has(s.status));
 }
 
 /** What only the host knows about a session's own work, live or as the turn marker recorded it before a crash. */

@@ -14,12 +14,11 @@ import type { Route } from '../queue/route-tags';
 import { priorityFromLevel, type SettablePriorityLevel } from '../time/schedule';
 import { changeSteps, type StepChange, type StepChangeOptions, type StepChangeResult } from '../steps/step-ops';
 import { syncList, type SyncOptions, type SyncReport } from './sync';
-import { MAX_COMMENT_LENGTH, MAX_ITEM_TITLE_LENGTH, MAX_REPORT_LENGTH, MAX_TITLE_LENGTH, sanitizeForDida } from '../text/text-guard';
+import { MAX_ITEM_TITLE_LENGTH, MAX_REPORT_LENGTH, MAX_TITLE_LENGTH, sanitizeForDida } from '../text/text-guard';
 import { resumeWork, waitForHuman } from '../phone/waiting';
-import { flushWorkOutbox, queueComment } from '../work/outbox';
-import { causeKey, type NeedsPersonCause } from '../continuation/stop-policy';
-import { localTimeIfAny } from '../time/schedule';
-import { heldBySession, releaseClaim } from '../queue/claim-release';
+import { flushWorkOutbox } from '../work/outbox';
+import type { NeedsPersonCause } from '../continuation/stop-policy';
+import { noteWaitUntil, releaseSessionWorks, waitAfterAttempts, waitForModelFailure } from './session-stops';
 import { keyOf, loadWork, saveWork, stepIdFactory, withWork } from '../work/work-io';
 import { SETTLED, visibleSteps, type EngineState, type SessionRecord, type WorkRecord } from '../work/work-state';
 
@@ -105,7 +104,7 @@ export class WorkEngine {
         hasPlan: steps.length > 0 && !work.reopened,
         unsettledSteps: steps.filter((s) => !SETTLED.has(s.status)).length,
         waitingForHuman: !!work.waiting,
-        claimedByOtherHost: heldElsewhere(this.deps, work, sessionId),
+        claimedByOtherHost: heldElsewhere(this.deps, work, sessionId, state),
         keepOpen: work.keepOpen,
         tags: task.tags ?? [],
       });
@@ -245,62 +244,27 @@ export class WorkEngine {
   }
 
   /**
-   * The session stops (its one-shot process ends, or it was disposed): each Work it holds that is open, not waiting and
-   * not settled is released in Dida with a word on how far it got (see releaseClaim). Never throws for Dida faults:
-   * what fails is logged, and the claim then lapses with its lease. Returns the keys released.
+   * The session stops (its one-shot process ends, or it was disposed): each unsettled Work it holds is released in Dida
+   * with a word on how far it got (see releaseSessionWorks). Never throws for Dida faults. Returns the keys released.
    */
   async releaseSession(sessionId: string): Promise<string[]> {
     await claimsPosted();
-    const state = await this.deps.state.read();
-    const released: string[] = [];
-    for (const key of state.sessions[sessionId]?.touched ?? []) {
-      const work = state.works[key];
-      if (!work || work.phase !== 'open' || work.waiting || !heldBySession(this.deps, work, sessionId)) continue;
-      if (visibleSteps(work).length > 0 && visibleSteps(work).every((s) => SETTLED.has(s.status))) continue;
-      try {
-        if (await releaseClaim(this.deps, key, sessionId)) released.push(key);
-      } catch (error) {
-        this.deps.log?.(`could not release Work ${key} in Dida (its claim lapses after its lease): ${error instanceof Error ? error.message : String(error)}`);
-      }
-    }
-    return released;
+    return releaseSessionWorks(this.deps, sessionId);
   }
 
-  /**
-   * A model failure nothing automatic can fix (see classifyFailure): the session's current Work waits for the person
-   * at once, its 🙋 reminder saying what stopped it and what they can do. Undefined when the session has no open current
-   * Work (nothing in Dida to flag).
-   */
-  async waitForModelFailure(sessionId: string, cause: NeedsPersonCause, code: string, until?: number): Promise<WorkRecord | undefined> {
-    const work = await this.currentWork(sessionId);
-    if (!work || work.phase !== 'open') return undefined;
-    // A reset that cannot be told as a time (no sensible date) still tells the person, in words that need none.
-    const time = until !== undefined ? localTimeIfAny(this.deps, until) : undefined;
-    const key = cause === 'limit' && time === undefined ? 'dida.waiting.cause.limitNoTime' : causeKey(cause);
-    const reason = this.deps.locale.t(key, { error: code, ...(time !== undefined ? { time } : {}) });
-    return waitForHuman(this.deps, keyOf(work), reason, cause);
+  /** A model failure nothing automatic can fix: the unfinished current Work waits for the person (see session-stops). */
+  waitForModelFailure(sessionId: string, cause: NeedsPersonCause, code: string, until?: number): Promise<WorkRecord | undefined> {
+    return waitForModelFailure(this.deps, sessionId, cause, code, until);
   }
 
-  /**
-   * The session waits for a model limit's reset: says once on its current Work when it carries on by itself (the time
-   * in the account's zone). False when there is no open current Work, or the same words for this reset still wait in
-   * the outbox (once posted, a second call would post them again: the caller asks once per reset).
-   */
-  async noteWaitUntil(sessionId: string, until: number): Promise<boolean> {
-    const work = await this.currentWork(sessionId);
-    if (!work || work.phase !== 'open' || work.waiting) return false;
-    const key = keyOf(work);
-    const time = localTimeIfAny(this.deps, until);
-    const words = time === undefined ? this.deps.locale.t('dida.comment.waitUntilNoTime') : this.deps.locale.t('dida.comment.waitUntil', { time });
-    const comment = sanitizeForDida(words, { maxLength: MAX_COMMENT_LENGTH });
-    let queued = false;
-    await this.deps.state.update((state) => {
-      if (state.outbox.some((e) => e.workKey === key && e.text === comment)) return;
-      queueComment(state, { projectId: work.projectId, taskId: work.taskId, workKey: key, text: comment, createdAt: this.deps.now() });
-      queued = true;
-    });
-    if (queued) await withWork(this.deps, key, () => flushWorkOutbox(this.deps, key));
-    return queued;
+  /** The session waits for a model limit's reset: said once on its unfinished current Work (see session-stops). */
+  noteWaitUntil(sessionId: string, until: number): Promise<boolean> {
+    return noteWaitUntil(this.deps, sessionId, until);
+  }
+
+  /** Automatic continuation gave up: the unfinished current Work waits for the person (see session-stops). */
+  waitAfterAttempts(sessionId: string, attempts: number, code: string): Promise<WorkRecord | undefined> {
+    return waitAfterAttempts(this.deps, sessionId, attempts, code);
   }
 
   async resume(sessionId: string, key?: string): Promise<WorkRecord> {
@@ -379,6 +343,8 @@ export class WorkEngine {
       if (!session.touched.includes(key)) session.touched.push(key);
       if (session.touched.length > 50) session.touched.splice(0, session.touched.length - 50);
       if (makeCurrent) session.currentWork = key;
+      // A session that works again is not gone (it was disposed and came back).
+      delete (session as { goneAt?: number }).goneAt;
       session.updatedAt = this.deps.now();
     });
   }

@@ -1,7 +1,7 @@
 // Answers from the phone: the list owner's comments on a waiting Work's 🙋 reminder (or on the Work after its waiting
 // comment) resume it; their text waits in the state until it is handed to the model, exactly once.
 import type { Comment } from '../../dida/types';
-import { parseClaim } from '../queue/claims';
+import { parseClaim, parseClaimEnd } from '../queue/claims';
 import { routeVerdict, type Route } from '../queue/route-tags';
 import type { EngineDeps } from '../work/engine-context';
 import { commentTime, isStopPhrase, stopPhrasesOf } from './phone-signals';
@@ -11,6 +11,7 @@ import { MODEL_BUDGET, withinBudget } from '../text/model-budget';
 import { markHandled, resumeWork, waitingComment } from './waiting';
 import { commentsIfAny, loadWork, saveWork, withWork } from '../work/work-io';
 import type { EngineState, WorkRecord } from '../work/work-state';
+import type { LiveMark } from '../queue/claim-holders';
 
 /** A claim by another session counts as holding a Work for this long after its record was last updated. */
 const SESSION_HOLD_MS = 30 * 60_000;
@@ -34,7 +35,8 @@ export function bundleTexts(deps: EngineDeps, work: WorkRecord): string[] {
 
 /** True when `text` is made only of `texts` (the bundle's own posts) and claims: never the person's answer. */
 export function isBundleText(text: string, texts: readonly string[]): boolean {
-  if (parseClaim(text)) return true;
+  // A claim, a release (a one-shot that asked and ended posts one on the waiting Work) or a lease report is ours.
+  if (parseClaim(text) || parseClaimEnd(text)) return true;
   let rest = text;
   for (const known of texts) rest = rest.split(known).join('');
   return rest.trim() === '';
@@ -226,9 +228,14 @@ export function mayTakeAnswer(work: WorkRecord, taker: AnswerTaker): boolean {
   return work.projectId === taker.projectId && routeVerdict(work.tags, taker.route).ok;
 }
 
-/** Whether a session other than `sessionId` works on `key` now (its record names it current and is recent). */
+/**
+ * Whether a session other than `sessionId` works on `key` now (its record names it current and is recent, and it has
+ * not ended: a session gone from its process holds nothing).
+ */
 export function heldByOtherSession(state: EngineState, key: string, sessionId: string | undefined, now: number): boolean {
-  return Object.entries(state.sessions).some(([id, session]) => id !== sessionId && session.currentWork === key && now - session.updatedAt < SESSION_HOLD_MS);
+  return Object.entries(state.sessions).some(
+    ([id, session]) => id !== sessionId && session.currentWork === key && now - session.updatedAt < SESSION_HOLD_MS && (session as LiveMark).goneAt === undefined,
+  );
 }
 
 /**

@@ -1,33 +1,15 @@
 // A Work is held only while someone is on it: a session that stops releases its claim in Dida with a word on how far
-// it got, and the first host that finds a claim whose lease ran out says so once and puts the Work back in the queue.
-import { DEFAULT_CLAIM_LEASE_MS, earliestLiveClaim, hostLabelOf, parseClaim, parseClaimEnd, sessionTag } from './claims';
+// it got (a release it could not send is sent by this machine later), and the first host that finds a claim whose lease
+// ran out says so once and puts the Work back in the queue.
+import { DEFAULT_CLAIM_LEASE_MS, earliestLiveClaim, parseClaim, parseClaimEnd } from './claims';
+import { holderGoneHere, holderLiveHere, hostLabelOf, postRelease, sessionTag, whereItStopped } from './claim-holders';
+
+export { holderGoneHere, holderLiveHere, postRelease, whereItStopped, type LiveMark } from './claim-holders';
 import type { EngineDeps } from '../work/engine-context';
 import { MAX_COMMENT_LENGTH, sanitizeForDida } from '../text/text-guard';
 import { loadWork, saveWork, withWork } from '../work/work-io';
-import { SETTLED, visibleSteps, type EngineState, type WorkRecord } from '../work/work-state';
-import { processAlive } from '../../common/process-alive';
+import { isSettled, type EngineState, type WorkRecord } from '../work/work-state';
 import { parseDidaDate } from '../../dida/dida-date';
-
-/** Where a Work stopped, for the person: how many steps are done and the last one settled. Ends with a separator. */
-export function whereItStopped(deps: Pick<EngineDeps, 'locale'>, work: WorkRecord): string {
-  const steps = visibleSteps(work);
-  const settled = steps.filter((s) => SETTLED.has(s.status)).sort((a, b) => a.updatedAt - b.updatedAt);
-  const counts = { done: settled.length, total: steps.length };
-  const last = settled.at(-1);
-  return last ? deps.locale.t('dida.comment.whereLast', { ...counts, step: last.title }) : deps.locale.t('dida.comment.whereNone', counts);
-}
-
-/** What a session record keeps while the session is live in a process (the record schema keeps unknown keys). */
-export interface LiveMark {
-  livePid?: number;
-}
-
-/** Whether the claim `holder` (host#session) names a session live in a process of this machine (host label `host`). */
-export function holderLiveHere(state: EngineState, holder: string, host: string, isAlive: (pid: number) => boolean = processAlive): boolean {
-  if (!holder.startsWith(`${host}#`)) return false;
-  const tag = holder.slice(host.length + 1);
-  return Object.entries(state.sessions).some(([id, record]) => sessionTag(id) === tag && (record as LiveMark).livePid !== undefined && isAlive((record as LiveMark).livePid as number));
-}
 
 /**
  * Whether sync should look at the Work's claim: open, not waiting, with a claim whose lease ran out by the record and
@@ -35,9 +17,11 @@ export function holderLiveHere(state: EngineState, holder: string, host: string,
  */
 export function claimLapsed(deps: EngineDeps, state: EngineState, work: WorkRecord): boolean {
   const claim = work.claim;
-  if (work.phase !== 'open' || work.waiting || !claim) return false;
-  if (deps.now() - claim.at <= (deps.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS)) return false;
-  return !holderLiveHere(state, claim.holder, hostLabelOf(deps));
+  if (work.phase !== 'open' || !claim) return false;
+  // A gone session of this machine holds nothing: its release is owed now, lease or not (a settled Work goes to review).
+  if (!isSettled(work) && holderGoneHere(state, claim.holder, hostLabelOf(deps), deps.isAlive)) return true;
+  if (work.waiting || deps.now() - claim.at <= (deps.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS)) return false;
+  return !holderLiveHere(state, claim.holder, hostLabelOf(deps), deps.isAlive);
 }
 
 /** Whether the Work's last recorded claim is this session's. */
@@ -54,10 +38,7 @@ export async function releaseClaim(deps: EngineDeps, key: string, sessionId: str
   return withWork(deps, key, async () => {
     const work = await loadWork(deps, key);
     if (work.phase !== 'open' || !heldBySession(deps, work, sessionId)) return false;
-    const text = sanitizeForDida(deps.locale.t('dida.comment.released', { host: hostLabelOf(deps), session: sessionTag(sessionId), where: whereItStopped(deps, work) }), {
-      maxLength: MAX_COMMENT_LENGTH,
-    });
-    await deps.gateway.addComment(work.projectId, work.taskId, text);
+    await postRelease(deps, work, sessionTag(sessionId));
     delete work.claim;
     await saveWork(deps, work);
     return true;
@@ -67,8 +48,9 @@ export async function releaseClaim(deps: EngineDeps, key: string, sessionId: str
 const timeOf = (createdTime: string | null | undefined) => parseDidaDate(createdTime ?? undefined)?.getTime() ?? 0;
 
 /**
- * A claim by another session whose lease ran out by the record (its holder is gone: a killed process, a machine
- * switched off): reads the Work's comments once; when no claim is live and nobody has said so yet, comments once that
+ * A claim of a gone session of this machine (holderGoneHere): its release is posted in its name, at once. A claim by
+ * another session whose lease ran out by the record (its holder is gone: a killed process, a machine switched off):
+ * reads the Work's comments once; when no claim is live and nobody has said so yet, comments once that
  * the session stopped and where, and forgets the claim so the queue offers the Work again. A claim still live
  * (progress since) only moves the record's lease on. Returns whether it reported.
  */
@@ -77,8 +59,18 @@ export async function reportExpiredClaim(deps: EngineDeps, key: string): Promise
   return withWork(deps, key, async () => {
     const work = await loadWork(deps, key);
     const claim = work.claim;
-    if (work.phase !== 'open' || work.waiting || !claim || deps.now() - claim.at <= leaseMs) return false;
-    const owner = (await deps.state.read()).owners[work.projectId];
+    if (work.phase !== 'open' || !claim) return false;
+    const state = await deps.state.read();
+    const host = hostLabelOf(deps);
+    if (!isSettled(work) && holderGoneHere(state, claim.holder, host, deps.isAlive)) {
+      // The release its session owed at its end (refused then, or never sent): sent now, in its name.
+      await postRelease(deps, work, claim.holder.slice(host.length + 1));
+      delete work.claim;
+      await saveWork(deps, work);
+      return true;
+    }
+    if (work.waiting || deps.now() - claim.at <= leaseMs) return false;
+    const owner = state.owners[work.projectId];
     if (!owner) return false;
     const comments = await deps.gateway.listComments(work.projectId, work.taskId);
     const live = earliestLiveClaim(comments, owner, work.occurrence, leaseMs, deps.now());

@@ -1,13 +1,16 @@
 // Claims across hosts and sessions: before executing a Work occurrence a session posts a readable claim comment; the
 // earliest live claim by the list owner's account wins.
 import type { Comment } from '../../dida/types';
-import { parseDidaDate } from '../../dida/dida-date';
+import { formatDidaDate, parseDidaDate } from '../../dida/dida-date';
 import type { EngineDeps } from '../work/engine-context';
 import { WorkError } from '../work/engine-context';
 import { getLocale } from '../text/locale';
 import { MAX_COMMENT_LENGTH, MAX_TITLE_LENGTH, sanitizeForDida } from '../text/text-guard';
 import { loadWork, saveWork, withWork } from '../work/work-io';
-import type { WorkRecord } from '../work/work-state';
+import type { EngineState, WorkRecord } from '../work/work-state';
+import { holderGoneHere, holderOf, hostLabelOf, postRelease, sessionTag } from './claim-holders';
+
+export { holderOf, hostLabelOf, sessionTag } from './claim-holders';
 
 /** Default lease: a claim with no progress on the Work for this long no longer blocks other sessions. */
 export const DEFAULT_CLAIM_LEASE_MS = 30 * 60_000;
@@ -30,7 +33,7 @@ const CLAIM_KEYS = ['dida.comment.claimOccurrence', 'dida.comment.claim', 'dida.
 const CLAIM_PATTERNS = LOCALES.flatMap((l) => CLAIM_KEYS.map((key) => templateRegExp(l.t(key))));
 
 /** The notices that end a claim: a session's own release, and another host's report that its lease ran out. */
-const END_KEYS = ['dida.comment.released', 'dida.comment.claimExpired'] as const;
+const END_KEYS = ['dida.comment.released', 'dida.comment.releasedWaiting', 'dida.comment.claimExpired'] as const;
 const END_PATTERNS = LOCALES.flatMap((l) =>
   END_KEYS.map((key) => {
     const template = l.t(key);
@@ -88,21 +91,6 @@ export function parseClaim(text: string): { host: string; session: string; occur
     if (match?.groups?.host) return { host: match.groups.host, session: match.groups.session ?? '', occurrence: match.groups.occurrence ?? '' };
   }
   return undefined;
-}
-
-/** The label this host signs claims with (sanitized, single line). */
-export function hostLabelOf(deps: EngineDeps): string {
-  return sanitizeForDida(deps.hostLabel ?? 'dsh', { maxLength: 60, singleLine: true }) || 'dsh';
-}
-
-/** A short tag naming a session in claim comments (the first 8 letters/digits of its id after `session-`). */
-export function sessionTag(sessionId: string): string {
-  return sessionId.replace(/^session[-_]?/i, '').replace(/[^0-9A-Za-z]/g, '').slice(0, 8) || 'main';
-}
-
-/** Who holds a claim: host label and session tag. */
-export function holderOf(deps: EngineDeps, sessionId: string): string {
-  return `${hostLabelOf(deps)}#${sessionTag(sessionId)}`;
 }
 
 export function claimText(deps: EngineDeps, occurrence: string, sessionId: string): string {
@@ -179,7 +167,7 @@ export async function claimWork(deps: EngineDeps, key: string, sessionId: string
       return mine.has(live.holder) ? { status: 'won', posted: live.holder === me ? false : true } : { status: 'lost' };
     };
     const text = claimText(deps, work.occurrence, sessionId);
-    const comments = await deps.gateway.listComments(work.projectId, work.taskId);
+    const comments = await releaseGone(deps, work, await deps.gateway.listComments(work.projectId, work.taskId), owner, leaseMs, mine);
     if (!owner) {
       // A claim this session posted before the process died (before it could record the owner): its author is the owner.
       const mine = comments.find((c) => c.title === text && c.userId);
@@ -201,6 +189,31 @@ export async function claimWork(deps: EngineDeps, key: string, sessionId: string
     if (second.status === 'lost') await withdraw(deps, work, posted.id);
     return remember(deps, work, second.status === 'won' ? { status: 'won', posted: true } : second, me, holder);
   });
+}
+
+/** At most this many claims of gone sessions are released in one claim (each costs a comment). */
+const MAX_GONE_RELEASES = 3;
+
+/**
+ * A live claim in `comments` held by a gone session of this machine (holderGoneHere: it ended, its release refused by
+ * the budget, or its process died between turns) is no claim: its release is posted in its name first, so every
+ * machine reads that nobody holds it. Returns the comments with the releases added.
+ */
+async function releaseGone(deps: EngineDeps, work: WorkRecord, comments: Comment[], owner: string | undefined, leaseMs: number, mine: ReadonlySet<string>): Promise<Comment[]> {
+  if (!owner) return comments;
+  const host = hostLabelOf(deps);
+  let state: EngineState | undefined;
+  let list = comments;
+  for (let i = 0; i < MAX_GONE_RELEASES; i++) {
+    const live = earliestLiveClaim(list, owner, work.occurrence, leaseMs, deps.now());
+    if (!live || mine.has(live.holder)) return list;
+    state ??= await deps.state.read();
+    if (!holderGoneHere(state, live.holder, host, deps.isAlive)) return list;
+    const posted = await postRelease(deps, work, live.holder.slice(host.length + 1));
+    deps.log?.(`released the claim of ${live.holder} on Work ${work.taskId}: its session has ended`);
+    list = [...list, { ...posted, userId: posted.userId ?? owner, createdTime: posted.createdTime ?? formatDidaDate(deps.now()) }];
+  }
+  return list;
 }
 
 async function learnOwner(deps: EngineDeps, projectId: string, userId: string): Promise<string> {
@@ -241,10 +254,14 @@ export async function requireClaim(deps: EngineDeps, key: string, sessionId: str
   }
 }
 
-/** Whether the last claim seen for the Work is another session's and still within its lease. */
-export function heldElsewhere(deps: EngineDeps, work: WorkRecord, sessionId: string | undefined): boolean {
+/**
+ * Whether the last claim seen for the Work is another session's and still within its lease (with `state`: a gone
+ * session of this machine holds nothing, see holderGoneHere).
+ */
+export function heldElsewhere(deps: EngineDeps, work: WorkRecord, sessionId: string | undefined, state?: EngineState): boolean {
   const claim = work.claim;
   if (!claim) return false;
+  if (state && holderGoneHere(state, claim.holder, hostLabelOf(deps), deps.isAlive)) return false;
   if (sessionId !== undefined && claim.holder === holderOf(deps, sessionId)) return false;
   if (sessionId === undefined && claim.holder.startsWith(`${hostLabelOf(deps)}#`)) return false;
   return deps.now() - claim.at <= (deps.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS);

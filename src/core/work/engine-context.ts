@@ -53,6 +53,8 @@ export interface EngineDeps {
   spendSettings?: () => Promise<{ limits: SpendLimits; pricing?: Pricing }>;
   /** Reads what the agent committed in the session's repository (git); without it steps carry no evidence. */
   evidence?: RepoEvidencePort;
+  /** Whether a process of this machine still runs (default: asked of the system); tests with made-up pids pass their own. */
+  isAlive?: (pid: number) => boolean;
 }
 
 /** The closed set of domain outcome codes the tools and adapters see. */
