@@ -108,6 +108,9 @@ describe('plugin entry shape', () => {
       queueTriggers: ['检查todo'],
       progressWindowSeconds: 60,
       stopPhrases: ['停', '暂停', 'stop', 'pause'],
+      askInDida: true,
+      maxAnswerWaitMinutes: 30,
+      oneShotAnswerWaitMinutes: 10,
       dida: { region: 'dida365', timeoutMs: 15_000 },
     });
   });
@@ -158,7 +161,7 @@ describe('apply with a fake host', () => {
     mod.apply(host.ctx as never, rowConfig());
     try {
       expect([...host.listeners.keys()].sort()).toEqual(
-        ['agent/created', 'agent/disposed', 'agent/inbox/inserted', 'agent/pre-step', 'agent/request-error', 'agent/status', 'session/event'].sort(),
+        ['agent/created', 'agent/disposed', 'agent/inbox/inserted', 'agent/pre-step', 'agent/request-error', 'agent/status', 'approval/request', 'session/event'].sort(),
       );
       for (const list of host.listeners.values()) expect(list).toHaveLength(1);
       expect(host.sections).toHaveLength(1);
