@@ -13,7 +13,8 @@ import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
 import { PollElection } from './poll-election';
 import { forgetWoken, removeOffer, sharedWork, writeOffer, writeWoken, type MarkedRecord } from './poll-marks';
-import { MIN_POLL_GAP_MS, pollInterval, QUIET_STEP_MS, type ListPace, type PollPace } from './poll-pace';
+import { pollDue, QUIET_STEP_MS, type ListPace, type PollPace } from './poll-pace';
+import { nextPacedLook } from '../core/engine/sync-looks';
 import { pollNote, type PollCandidate, type Poller } from './poller';
 import { retrySettles } from './poll-upkeep';
 import { resumePending, turnPending, type TurnMarker } from './turn-markers';
@@ -310,9 +311,7 @@ export class MachinePoller {
     }
     // Nothing idle on the machine: nobody could take work, so nothing is read.
     if (candidates.length === 0 || pace.polling) return;
-    const since = now - pace.lastPollAt;
-    const due = since >= pollInterval(this.pace, now - pace.lastChangeAt) || (pace.soon && since >= MIN_POLL_GAP_MS);
-    if (!due) return;
+    if (!pollDue(this.pace, pace, now, nextPacedLook(state, projectId, pace.lastPollAt, this.pace.baseMs))) return;
     pace.lastPollAt = now;
     pace.soon = false;
     // The session idle longest is offered work first.

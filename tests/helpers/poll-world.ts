@@ -119,6 +119,8 @@ export interface ProcessOptions {
   account?: () => Promise<string>;
   /** Runs when an answer waits for one of the process's sessions, and after each list read. */
   afterRead?: () => Promise<void>;
+  /** The engine reads the process's manual clock too (default: the real time), for schedules kept in the state. */
+  engineOnClock?: boolean;
 }
 
 /** Bound: the list is bound to that directory in config.yaml from the start. */
@@ -144,9 +146,10 @@ export async function startPollWorld(options: { bound?: string } = {}): Promise<
     const { state, locks } = openEngineStore({ stateFile, lockDir });
     const gateway = createHttpGateway({ token: sim.token, baseUrl: sim.baseUrl, timeoutMs: 5000, retry: { retries: 0 } });
     // The world's own processes are the ones alive (their pids are made up), for the engine's claims as for the poller.
-    const engine = new WorkEngine({ gateway, state, locks, now: Date.now, locale: getLocale('zh'), timeZone: 'Asia/Shanghai', hostLabel: 'box', isAlive: (p) => alive.has(p) });
-    const tracker = new AgentTracker();
     const clock = new ManualClock(Date.now());
+    const now = options.engineOnClock ? () => clock.now() : Date.now;
+    const engine = new WorkEngine({ gateway, state, locks, now, locale: getLocale('zh'), timeZone: 'Asia/Shanghai', hostLabel: 'box', isAlive: (p) => alive.has(p) });
+    const tracker = new AgentTracker();
     const logs: string[] = [];
     const lifetime = new AbortController();
     const agents = new Map<string, PollAgent>();
