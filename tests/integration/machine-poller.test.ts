@@ -173,6 +173,38 @@ describe('one poller per machine and list', () => {
     expect(w.claimsOf(t1.id).map((c) => c.session)).toEqual(['bbbb2222', 'aaaa1111']);
   });
 
+  it('a process that is stopped (Ctrl-Z): its idle session is handed nothing, and an offer made before it stopped is withdrawn at once', async () => {
+    const a = w.process(101);
+    const b = w.process(102);
+    const sa = await a.session('session-aaaa1111', '/code/app', 'running');
+    await a.tick();
+    await b.session('session-bbbb2222', '/code/app');
+    await b.tick();
+    // B stops: a task written now is not claimed for its session.
+    w.frozen.add(102);
+    const t1 = w.task('挂起时写的');
+    await a.advance(20_000);
+    await a.tick();
+    expect(w.claimsOf(t1.id)).toEqual([]);
+    expect((await w.marks('session-bbbb2222'))?.pollOffer).toBeUndefined();
+    // Control: continued, it is handed the Work at the next poll.
+    w.frozen.delete(102);
+    await a.advance(20_000);
+    await a.tick();
+    expect((await w.marks('session-bbbb2222'))?.pollOffer?.key).toBe(t1.id);
+    // Stopped again before it took the offer: withdrawn at the next look, not two minutes later, and handed to A's session.
+    w.frozen.add(102);
+    sa.status = 'idle';
+    await a.advance(1_000);
+    await a.tick();
+    expect((await w.marks('session-bbbb2222'))?.pollOffer).toBeUndefined();
+    expect(w.releasesOf(t1.id)).toHaveLength(1);
+    await a.advance(20_000);
+    await a.tick();
+    expect(sa.woken).toHaveLength(1);
+    expect(w.claimsOf(t1.id).map((c) => c.session)).toEqual(['bbbb2222', 'aaaa1111']);
+  });
+
   it('an idle session that holds an unfinished Work is not handed another (its Work is not switched under it); a free one is', async () => {
     const a = w.process(101);
     const sa = await a.session('session-aaaa1111', '/code/app');
