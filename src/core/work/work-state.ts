@@ -19,7 +19,7 @@ export const StepEvidenceSchema = z.object({
   web: z.optional(RepoWebSchema),
 });
 
-export const StepRecordSchema = z.object({
+export const StepRecordSchema = z.looseObject({
   /** Stable id shown to the model (never written to Dida). */
   id: z.string(),
   /** Current Dida checklist item id (Dida rewrites these on every update); absent for Direct steps. */
@@ -43,7 +43,7 @@ export const StepRecordSchema = z.object({
 });
 export type StepRecord = z.infer<typeof StepRecordSchema>;
 
-export const FinalizeSchema = z.object({
+export const FinalizeSchema = z.looseObject({
   acceptanceTaskId: z.optional(z.string()),
   anchorCommentId: z.optional(z.string()),
   summaryPosted: z.optional(z.boolean()),
@@ -54,7 +54,7 @@ export const FinalizeSchema = z.object({
 });
 export type FinalizeRecord = z.infer<typeof FinalizeSchema>;
 
-export const WaitingSchema = z.object({
+export const WaitingSchema = z.looseObject({
   reason: z.string(),
   previousPriority: z.number(),
   reminderTaskId: z.optional(z.string()),
@@ -133,7 +133,7 @@ export const CommentLookSchema = z.object({
 });
 export type CommentLook = z.infer<typeof CommentLookSchema>;
 
-export const WorkRecordSchema = z.object({
+export const WorkRecordSchema = z.looseObject({
   taskId: z.string(),
   projectId: z.string(),
   /** Occurrence key ('' for non-recurring tasks). */
@@ -236,7 +236,7 @@ export type SessionRecord = z.infer<typeof SessionRecordSchema>;
  * A create that was sent but whose task is not recorded yet. `marker` is the `sortOrder` sent with it: after a lost
  * answer or a crash the bundle finds its own task by marker and title, never by title alone.
  */
-export const PendingCreateSchema = z.object({
+export const PendingCreateSchema = z.looseObject({
   kind: z.enum(['work', 'acceptance', 'reminder', 'rework']),
   projectId: z.string(),
   title: z.string(),
