@@ -281,7 +281,20 @@ export const ENGINE_STATE_SECTIONS = {
   pendingCreates: z._default(z.record(z.string(), PendingCreateSchema), {}),
   outbox: z._default(z.array(OutboxEntrySchema), []),
   /** The bundle's own todos that stopped applying but could not be removed yet (a review todo filed too early): sync removes them. */
-  strayTasks: z._default(z.array(z.object({ projectId: z.string(), taskId: z.string(), since: z.number() })), []),
+  strayTasks: z._default(
+    z.array(
+      z.object({
+        projectId: z.string(),
+        taskId: z.string(),
+        since: z.number(),
+        /** The Work it was filed for: the person's comments on it go there. */
+        forKey: z.optional(z.string()),
+        /** Those comments, once carried over (never twice). */
+        carried: z.optional(z.array(z.string())),
+      }),
+    ),
+    [],
+  ),
   /** What was rebuilt from Dida after the state file was lost, for `dida-todo status`. */
   rebuilt: z._default(z.array(z.object({ at: z.number(), what: z.string() })), []),
 };
