@@ -1,5 +1,8 @@
 // How often the machine's poller reads a list: a base interval while sessions are idle and the list changes, doubling
-// through long quiet up to a ceiling, and brought forward (at most every few seconds) when a session goes idle.
+// through long quiet up to a ceiling, brought forward (at most every few seconds) when a session goes idle, and when a
+// look at the comments of a waiting Work or a review falls due.
+
+export { nextPacedLook } from '../core/engine/sync-looks';
 
 /** A poll brought forward because a session went idle comes at most this often. */
 export const MIN_POLL_GAP_MS = 5_000;
@@ -17,6 +20,17 @@ export interface PollPace {
 export function pollInterval(pace: PollPace, quietMs: number): number {
   const doubled = pace.baseMs * 2 ** Math.max(0, Math.floor(quietMs / QUIET_STEP_MS));
   return Math.max(pace.baseMs, Math.min(Math.max(pace.ceilingMs, pace.baseMs), doubled));
+}
+
+/**
+ * Whether the list's next poll is due at `now`: its interval passed, a session went idle since (at most every
+ * MIN_POLL_GAP_MS), or a look at the comments a person may write falls due (`lookAt`, see the core's nextPacedLook).
+ */
+export function pollDue(pace: PollPace, list: Pick<ListPace, 'lastPollAt' | 'lastChangeAt' | 'soon'>, now: number, lookAt: number | undefined): boolean {
+  const since = now - list.lastPollAt;
+  if (since >= pollInterval(pace, now - list.lastChangeAt)) return true;
+  if (list.soon && since >= MIN_POLL_GAP_MS) return true;
+  return lookAt !== undefined && now >= lookAt;
 }
 
 /** Seconds between polls by default while sessions are idle and the list changes (p95 pickup stays under 30 s). */

@@ -92,6 +92,8 @@ export interface PollWorld {
   list: { id: string };
   config: ConfigPort & { value: DidaTodoConfig };
   alive: Set<number>;
+  /** Processes that live but are stopped (SIGSTOP, Ctrl-Z): they look at nothing until taken out again. */
+  frozen: Set<number>;
   process(pid: number, pace?: Partial<PollPace>, options?: ProcessOptions): PollProcess;
   state(): Promise<EngineState>;
   /** Moves every open process's clock on by `ms` and gives each one look, `times` over. */
@@ -119,6 +121,8 @@ export interface ProcessOptions {
   account?: () => Promise<string>;
   /** Runs when an answer waits for one of the process's sessions, and after each list read. */
   afterRead?: () => Promise<void>;
+  /** The engine reads the process's manual clock too (default: the real time), for schedules kept in the state. */
+  engineOnClock?: boolean;
 }
 
 /** Bound: the list is bound to that directory in config.yaml from the start. */
@@ -136,6 +140,7 @@ export async function startPollWorld(options: { bound?: string } = {}): Promise<
     update: async (fn: (c: DidaTodoConfig) => DidaTodoConfig | Promise<DidaTodoConfig>) => (config.value = await fn(config.value)),
   };
   const alive = new Set<number>();
+  const frozen = new Set<number>();
   const processes: PollProcess[] = [];
   const reader = openEngineStore({ stateFile, lockDir });
 
@@ -144,9 +149,10 @@ export async function startPollWorld(options: { bound?: string } = {}): Promise<
     const { state, locks } = openEngineStore({ stateFile, lockDir });
     const gateway = createHttpGateway({ token: sim.token, baseUrl: sim.baseUrl, timeoutMs: 5000, retry: { retries: 0 } });
     // The world's own processes are the ones alive (their pids are made up), for the engine's claims as for the poller.
-    const engine = new WorkEngine({ gateway, state, locks, now: Date.now, locale: getLocale('zh'), timeZone: 'Asia/Shanghai', hostLabel: 'box', isAlive: (p) => alive.has(p) });
-    const tracker = new AgentTracker();
     const clock = new ManualClock(Date.now());
+    const now = options.engineOnClock ? () => clock.now() : Date.now;
+    const engine = new WorkEngine({ gateway, state, locks, now, locale: getLocale('zh'), timeZone: 'Asia/Shanghai', hostLabel: 'box', isAlive: (p) => alive.has(p) });
+    const tracker = new AgentTracker();
     const logs: string[] = [];
     const lifetime = new AbortController();
     const agents = new Map<string, PollAgent>();
@@ -173,6 +179,7 @@ export async function startPollWorld(options: { bound?: string } = {}): Promise<
       engine: async () => engine,
       pid,
       isAlive: (p) => alive.has(p),
+      canLook: (p) => !frozen.has(p),
       tickMs: 1_000,
       ...(options.afterRead ? { afterRead: options.afterRead } : {}),
     });
@@ -231,6 +238,7 @@ export async function startPollWorld(options: { bound?: string } = {}): Promise<
     list,
     config,
     alive,
+    frozen,
     process,
     state: () => reader.state.read(),
     async rounds(times, ms = 1_000) {

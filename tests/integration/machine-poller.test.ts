@@ -2,6 +2,7 @@
 // only the elected process reads the list; it hands Works to idle sessions of every process (claim first, respecting
 // route tags), an offer is taken by the session's own process, and a hand-over nobody takes is undone.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { POLL_TICK_MS } from '../../src/dsh/machine-poller';
 import { startPollWorld, type PollWorld } from '../helpers/poll-world';
 
 let w: PollWorld;
@@ -166,6 +167,38 @@ describe('one poller per machine and list', () => {
     await a.tick();
     expect(w.releasesOf(t1.id)).toHaveLength(1);
     expect((await w.marks('session-bbbb2222'))?.pollOffer).toBeUndefined();
+    await a.advance(20_000);
+    await a.tick();
+    expect(sa.woken).toHaveLength(1);
+    expect(w.claimsOf(t1.id).map((c) => c.session)).toEqual(['bbbb2222', 'aaaa1111']);
+  });
+
+  it('a process that is stopped (Ctrl-Z): its idle session is handed nothing, and an offer made before it stopped is withdrawn at once', async () => {
+    const a = w.process(101);
+    const b = w.process(102);
+    const sa = await a.session('session-aaaa1111', '/code/app', 'running');
+    await a.tick();
+    await b.session('session-bbbb2222', '/code/app');
+    await b.tick();
+    // B stops: a task written now is not claimed for its session.
+    w.frozen.add(102);
+    const t1 = w.task('挂起时写的');
+    await a.advance(20_000);
+    await a.tick();
+    expect(w.claimsOf(t1.id)).toEqual([]);
+    expect((await w.marks('session-bbbb2222'))?.pollOffer).toBeUndefined();
+    // Control: continued, it is handed the Work at the next poll.
+    w.frozen.delete(102);
+    await a.advance(20_000);
+    await a.tick();
+    expect((await w.marks('session-bbbb2222'))?.pollOffer?.key).toBe(t1.id);
+    // Stopped again before it took the offer: withdrawn at the next look, not two minutes later, and handed to A's session.
+    w.frozen.add(102);
+    sa.status = 'idle';
+    await a.advance(1_000);
+    await a.tick();
+    expect((await w.marks('session-bbbb2222'))?.pollOffer).toBeUndefined();
+    expect(w.releasesOf(t1.id)).toHaveLength(1);
     await a.advance(20_000);
     await a.tick();
     expect(sa.woken).toHaveLength(1);
@@ -354,5 +387,119 @@ describe('one poller per machine and list', () => {
     const fresh = w.reads();
     for (let t = 0; t < 60; t += 5) await step(5_000);
     expect(w.reads() - fresh).toBeGreaterThanOrEqual(5);
+  });
+
+});
+
+describe('how soon a comment in Dida is seen, with the poller on and the list quiet (how-it-works.md)', () => {
+  /**
+   * A session asks the person and goes idle; nothing else changes. `minutes` into the wait the person answers right
+   * after a poll looked at the Work (the worst moment). Returns how long until the answer is seen (the Work resumed)
+   * and how many list reads the poller made meanwhile.
+   */
+  async function answerAfter(minutes: number): Promise<{ seenMs: number; reads: number }> {
+    const a = w.process(101, {}, { engineOnClock: true });
+    const session = await a.session('session-aaaa1111', '/code/app');
+    const task = w.task('接入支付');
+    await a.engine.sync(w.list.id);
+    await a.engine.switchTo(session.id, w.list.id, task.id);
+    const asked = await a.engine.waitForHuman(session.id, '需要商户号');
+    const start = a.clock.now();
+    const step = async (ms: number) => {
+      await a.advance(ms);
+      await a.tick();
+    };
+    while (a.clock.now() - start < minutes * 60_000) await step(5_000);
+    const lookedAt = async () => (await w.state()).works[task.id]!.commentLook?.at;
+    const before = await lookedAt();
+    // Until the next look at the Work's comments: the answer is written just after it.
+    for (let i = 0; i < 700 && (await lookedAt()) === before; i++) await step(1_000);
+    expect(await lookedAt()).not.toBe(before);
+    w.sim.addComment(w.list.id, asked.waiting!.reminderTaskId!, '商户号是 M-1024');
+    const written = a.clock.now();
+    const reads = w.reads();
+    for (let i = 0; i < 700 && (await w.state()).works[task.id]!.waiting; i++) await step(1_000);
+    expect((await w.state()).works[task.id]!.waiting).toBeUndefined();
+    expect((await w.state()).works[task.id]!.pendingAnswer?.text).toBe('商户号是 M-1024');
+    return { seenMs: a.clock.now() - written, reads: w.reads() - reads };
+  }
+
+  /** The same for a rework comment on a review todo open `minutes` (seen: the rework Work is filed). */
+  async function reworkAfter(minutes: number): Promise<number> {
+    const a = w.process(101, {}, { engineOnClock: true });
+    const session = await a.session('session-aaaa1111', '/code/app');
+    const work = await a.engine.createWork(session.id, w.list.id, { title: '改文案', steps: ['改'] });
+    await a.engine.changeSteps(session.id, [{ op: 'update', step: '改', status: 'completed', resolution: '改好了' }]);
+    await a.engine.settle(session.id);
+    const review = (await w.state()).works[work.taskId]!.acceptance!.taskId;
+    const start = a.clock.now();
+    const step = async (ms: number) => {
+      await a.advance(ms);
+      await a.tick();
+    };
+    while (a.clock.now() - start < minutes * 60_000) await step(5_000);
+    const lookedAt = async () => (await w.state()).works[work.taskId]!.commentLook?.at;
+    const before = await lookedAt();
+    for (let i = 0; i < 700 && (await lookedAt()) === before; i++) await step(1_000);
+    expect(await lookedAt()).not.toBe(before);
+    w.sim.addComment(w.list.id, review, '标题再短一点');
+    const written = a.clock.now();
+    const reworked = async () => (await w.state()).works[work.taskId]!.acceptance?.reworkTaskId;
+    for (let i = 0; i < 700 && !(await reworked()); i++) await step(1_000);
+    expect(await reworked()).toBeDefined();
+    return a.clock.now() - written;
+  }
+
+  it('a rework comment on a review open for 20 minutes: within 2 minutes', async () => {
+    expect(await reworkAfter(20)).toBeLessThanOrEqual(2 * 60_000 + POLL_TICK_MS);
+  });
+
+  it('a rework comment on a review open for more than half an hour: within 10 minutes', async () => {
+    const seen = await reworkAfter(40);
+    expect(seen).toBeLessThanOrEqual(10 * 60_000 + POLL_TICK_MS);
+    expect(seen).toBeGreaterThan(2 * 60_000);
+  });
+
+  it('many reviews open a long time bring the polls forward no more often than one would: one comment list a poll', async () => {
+    const a = w.process(101, {}, { engineOnClock: true });
+    const session = await a.session('session-aaaa1111', '/code/app');
+    for (let i = 0; i < 6; i++) {
+      await a.engine.createWork(session.id, w.list.id, { title: `小事 ${i}`, steps: ['做'] });
+      await a.engine.changeSteps(session.id, [{ op: 'update', step: '做', status: 'completed', resolution: '好了' }]);
+      await a.engine.settle(session.id);
+    }
+    const step = async (ms: number) => {
+      await a.advance(ms);
+      await a.tick();
+    };
+    for (let t = 0; t < 70 * 60; t += 5) await step(5_000);
+    const reads = w.reads();
+    const comments = w.sim.counters()['GET /project/{pid}/task/{tid}/comments'] ?? 0;
+    // Half an hour later: the ceiling's three polls, and a look at most every 10 minutes on top.
+    for (let t = 0; t < 30 * 60; t += 5) await step(5_000);
+    expect(w.reads() - reads).toBeGreaterThanOrEqual(3);
+    expect(w.reads() - reads).toBeLessThanOrEqual(6);
+    const looked = (w.sim.counters()['GET /project/{pid}/task/{tid}/comments'] ?? 0) - comments;
+    expect(looked).toBeGreaterThanOrEqual(1);
+    expect(looked).toBeLessThanOrEqual(w.reads() - reads);
+  });
+
+  it('in the first 10 minutes of a wait: at the next poll (20 s)', async () => {
+    const { seenMs } = await answerAfter(5);
+    expect(seenMs).toBeLessThanOrEqual(20_000 + POLL_TICK_MS);
+  });
+
+  it('later within a minute (45 minutes into the wait)', async () => {
+    const { seenMs, reads } = await answerAfter(45);
+    expect(seenMs).toBeLessThanOrEqual(60_000 + POLL_TICK_MS);
+    // One read for it, not a poll every few seconds.
+    expect(reads).toBe(1);
+  });
+
+  it('after an hour within 5 minutes (70 minutes into the wait)', async () => {
+    const { seenMs, reads } = await answerAfter(70);
+    expect(seenMs).toBeLessThanOrEqual(5 * 60_000 + POLL_TICK_MS);
+    expect(seenMs).toBeGreaterThan(60_000);
+    expect(reads).toBeLessThanOrEqual(2);
   });
 });

@@ -1,7 +1,7 @@
 // The schedule background syncs read a person's comments on: the gap by kind and wait, what makes a look due, which due
 // looks a sync takes.
 import { describe, expect, it } from 'vitest';
-import { lookDue, lookGap, MINUTE, pickLooks } from '../../src/core/phone/comment-looks';
+import { lookDue, lookGap, MINUTE, nextLookAt, pickLooks } from '../../src/core/phone/comment-looks';
 
 describe('lookGap', () => {
   it('answers: every sync for ten minutes, then a minute, after an hour five', () => {
@@ -43,5 +43,28 @@ describe('pickLooks', () => {
     ];
     expect(pickLooks(due, 2).map((d) => d.id)).toEqual(['b', 'd', 'c', 'e']);
     expect(pickLooks(due, 0).map((d) => d.id)).toEqual(['b', 'd']);
+  });
+});
+
+describe('nextLookAt', () => {
+  it('is the first moment lookDue says time: the gap after the last look, the longer one once the wait crosses a step', () => {
+    for (const [kind, last] of [
+      ['answer', { first: 0, at: 5 * MINUTE }],
+      ['answer', { first: 0, at: 9.5 * MINUTE }],
+      ['answer', { first: 0, at: 45 * MINUTE }],
+      ['answer', { first: 0, at: 59.5 * MINUTE }],
+      ['answer', { first: 0, at: 70 * MINUTE }],
+      ['review', { first: 0, at: 20 * MINUTE }],
+      ['review', { first: 0, at: 29 * MINUTE }],
+      ['review', { first: 0, at: 40 * MINUTE }],
+    ] as const) {
+      const at = nextLookAt(kind, last);
+      expect(lookDue(kind, last, undefined, at), `${kind} ${last.at}`).toBe('time');
+      expect(lookDue(kind, last, undefined, at - 1), `${kind} ${last.at}`).toBeUndefined();
+    }
+    expect(nextLookAt('answer', { first: 0, at: 45 * MINUTE })).toBe(46 * MINUTE);
+    expect(nextLookAt('answer', { first: 0, at: 59.5 * MINUTE })).toBe(64.5 * MINUTE);
+    expect(nextLookAt('review', { first: 0, at: 29 * MINUTE })).toBe(39 * MINUTE);
+    expect(nextLookAt('answer', { first: 0, at: 9.5 * MINUTE })).toBe(9.5 * MINUTE);
   });
 });

@@ -47,3 +47,17 @@ describe('pollPaceFrom', () => {
     expect(pace.pollPaceFrom({ pollSeconds: 600, pollIntervalMinutes: 1 })).toEqual({ baseMs: 600_000, ceilingMs: 600_000 });
   });
 });
+
+describe('pollDue', () => {
+  const fast = { baseMs: 20_000, ceilingMs: 10 * MINUTE };
+  const list = { lastPollAt: 0, lastChangeAt: -60 * MINUTE, soon: false };
+  it('the interval passed, a session went idle, or a comment look falls due', () => {
+    // Quiet an hour: the ceiling.
+    expect(pace.pollDue(fast, list, 10 * MINUTE - 1, undefined)).toBe(false);
+    expect(pace.pollDue(fast, list, 10 * MINUTE, undefined)).toBe(true);
+    expect(pace.pollDue(fast, { ...list, soon: true }, 4_999, undefined)).toBe(false);
+    expect(pace.pollDue(fast, { ...list, soon: true }, 5_000, undefined)).toBe(true);
+    expect(pace.pollDue(fast, list, MINUTE - 1, MINUTE)).toBe(false);
+    expect(pace.pollDue(fast, list, MINUTE, MINUTE)).toBe(true);
+  });
+});

@@ -3,7 +3,7 @@
 // priority set back forces, a look at an earlier review or wait that does not count, and the record of each look.
 import { describe, expect, it } from 'vitest';
 import type { Task } from '../../src/dida/types';
-import { noteLooks, planLooks } from '../../src/core/engine/sync-looks';
+import { nextPacedLook, noteLooks, planLooks } from '../../src/core/engine/sync-looks';
 import type { EngineDeps } from '../../src/core/work/engine-context';
 import { emptyEngineState, type EngineState, type WorkRecord } from '../../src/core/work/work-state';
 import { makeWork } from '../helpers/work-fixtures';
@@ -148,5 +148,39 @@ describe('noteLooks', () => {
     const deps = { now: () => NOW, state: { update: async () => (updates++, emptyEngineState()) } } as unknown as EngineDeps;
     await noteLooks(deps, new Map());
     expect(updates).toBe(0);
+  });
+});
+
+describe('nextPacedLook', () => {
+  const BASE = 20_000;
+  it('nothing watched: no look to poll for; a wait or a review without a look yet: as soon as the base allows', () => {
+    expect(nextPacedLook(stateOf(makeWork([], { taskId: 'plain' })), 'p1', NOW, BASE)).toBeUndefined();
+    expect(nextPacedLook(stateOf(waiting('w1', { applied: false })), 'p1', NOW, BASE)).toBeUndefined();
+    expect(nextPacedLook(stateOf(waiting('w1')), 'p1', NOW, BASE)).toBe(NOW + BASE);
+    expect(nextPacedLook(stateOf(review('r1', 'a1')), 'p1', NOW, BASE)).toBe(NOW + BASE);
+    // Another list's Works are that list's.
+    expect(nextPacedLook(stateOf(waiting('w1', {}, { projectId: 'p2' })), 'p1', NOW, BASE)).toBeUndefined();
+    expect(nextPacedLook(stateOf(review('r1', 'a1', { acceptance: { taskId: 'a1', handledCommentIds: [], closed: true } })), 'p1', NOW, BASE)).toBeUndefined();
+  });
+
+  it('a wait looked at 45 minutes in: a minute after that look; a look of an earlier wait does not count', () => {
+    const look = { first: NOW - 45 * MINUTE, at: NOW, scope: 'wait 42' };
+    expect(nextPacedLook(stateOf(waiting('w1', {}, { commentLook: look })), 'p1', NOW, BASE)).toBe(NOW + MINUTE);
+    expect(nextPacedLook(stateOf(waiting('w1', {}, { commentLook: { ...look, scope: 'wait 7' } })), 'p1', NOW, BASE)).toBe(NOW + BASE);
+    // In the first ten minutes a look is due at every sync: still no sooner than the base after the last poll.
+    const fresh = { first: NOW - MINUTE, at: NOW, scope: 'wait 42' };
+    expect(nextPacedLook(stateOf(waiting('w1', {}, { commentLook: fresh })), 'p1', NOW, BASE)).toBe(NOW + BASE);
+  });
+
+  it('reviews: each when due, but never sooner than its gap after the last look at any review', () => {
+    const looked = (reviewId: string, at: number) => ({ first: NOW - 40 * MINUTE, at, scope: `review ${reviewId}` });
+    const one = stateOf(review('r1', 'a1', { commentLook: looked('a1', NOW - 9 * MINUTE) }));
+    expect(nextPacedLook(one, 'p1', NOW, BASE)).toBe(NOW + MINUTE);
+    // A second review looked at just now: the first one waits for that look's gap too.
+    const two = stateOf(review('r1', 'a1', { commentLook: looked('a1', NOW - 9 * MINUTE) }), review('r2', 'a2', { commentLook: looked('a2', NOW) }));
+    expect(nextPacedLook(two, 'p1', NOW, BASE)).toBe(NOW + 10 * MINUTE);
+    // A waiting Work is not held back by reviews.
+    const mixed = stateOf(review('r2', 'a2', { commentLook: looked('a2', NOW) }), waiting('w1', {}, { commentLook: { first: NOW - 45 * MINUTE, at: NOW - 30_000, scope: 'wait 42' } }));
+    expect(nextPacedLook(mixed, 'p1', NOW, BASE)).toBe(NOW + 30_000);
   });
 });

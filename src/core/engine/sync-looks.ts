@@ -1,7 +1,7 @@
 // Which comment lists a sync reads: every review todo's and waiting Work's for a sync someone waits for, on the
 // schedule of core/phone/comment-looks for a background one; and the record of each look on its Work.
 import type { Task } from '../../dida/types';
-import { lookDue, pickLooks, REVIEW_LOOKS_PER_SYNC, type LookDue, type LookKind, type LookMode } from '../phone/comment-looks';
+import { lookDue, lookGap, nextLookAt, pickLooks, REVIEW_LOOKS_PER_SYNC, type LookDue, type LookKind, type LookMode } from '../phone/comment-looks';
 import type { EngineDeps } from '../work/engine-context';
 import { keyOf } from '../work/work-io';
 import { taskVersion } from '../work/work-reconcile';
@@ -66,6 +66,40 @@ export function planLooks(deps: EngineDeps, state: EngineState, projectId: strin
     else plan.skip.add(d.key);
   }
   return plan;
+}
+
+/**
+ * When the next background sync of the list should come for its comment looks (undefined: nothing watched): a Dida
+ * comment changes nothing a list read shows, so a poller that slows down in quiet would otherwise leave an answer or a
+ * rework comment unread for its whole interval. For each watched Work the time its look falls due (nextLookAt; a first
+ * look at once), never sooner than `minGapMs` after the last poll (`lastPollAt`); a review's never sooner than its gap
+ * after the last look at any review either, so twenty old reviews read one a sync bring the polls forward no more often
+ * than one of them alone would.
+ */
+export function nextPacedLook(state: EngineState, projectId: string, lastPollAt: number, minGapMs: number): number | undefined {
+  const watched: Array<{ kind: LookKind; last?: CommentLook | undefined }> = [];
+  let lastReviewLook = -Infinity;
+  for (const work of Object.values(state.works)) {
+    if (work.projectId !== projectId) continue;
+    const watch =
+      work.phase === 'accepting' && work.acceptance && !work.acceptance.closed
+        ? { kind: 'review' as const, scope: `review ${work.acceptance.taskId}` }
+        : work.phase === 'open' && work.waiting?.applied
+          ? { kind: 'answer' as const, scope: `wait ${work.waiting.since}` }
+          : undefined;
+    if (!watch) continue;
+    const last = work.commentLook?.scope === watch.scope ? work.commentLook : undefined;
+    if (watch.kind === 'review' && last) lastReviewLook = Math.max(lastReviewLook, last.at);
+    watched.push({ kind: watch.kind, last });
+  }
+  let next: number | undefined;
+  for (const { kind, last } of watched) {
+    const lookAt = last ? nextLookAt(kind, last) : lastPollAt;
+    const spread = kind === 'review' && last ? lastReviewLook + lookGap(kind, Math.max(0, lookAt - last.first)) : -Infinity;
+    const at = Math.max(lookAt, spread, lastPollAt + minGapMs);
+    next = next === undefined ? at : Math.min(next, at);
+  }
+  return next;
 }
 
 /**

@@ -31,6 +31,21 @@ export function lookGap(kind: LookKind, waitedMs: number): number {
   return waitedMs < 30 * MINUTE ? 2 * MINUTE : 10 * MINUTE;
 }
 
+/**
+ * When a paced look at a Work last looked at `last` falls due by time alone (the earliest time lookDue says `time`):
+ * the gap for how long it will have waited by then, after the last look.
+ */
+export function nextLookAt(kind: LookKind, last: CommentLook): number {
+  let at = last.at + lookGap(kind, Math.max(0, last.at - last.first));
+  // The gap only grows with the wait (three steps at most): move on while waiting longer asks for a longer gap.
+  for (let step = 0; step < 3; step++) {
+    const later = last.at + lookGap(kind, Math.max(0, at - last.first));
+    if (later <= at) break;
+    at = later;
+  }
+  return at;
+}
+
 /** Why a paced look is due now; undefined when it is not. */
 export type LookDue = 'first' | 'changed' | 'time';
 
