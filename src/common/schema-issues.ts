@@ -19,9 +19,12 @@ function formatPath(path: readonly PropertyKey[]): string {
 
 function describeIssue(issue: Issue): string {
   switch (issue.code) {
-    case 'invalid_type':
-      if (!('input' in issue)) return `expected ${issue.expected}`;
-      return `expected ${issue.expected}${issue.input === undefined ? ', but it is missing' : `, got ${kindOf(issue.input)}`}`;
+    case 'invalid_type': {
+      // A schema's own words for what it takes win over the type's name; a boolean is written true or false.
+      const expected = issue.message && issue.message !== 'Invalid input' ? issue.message.replace(/^expected /, '') : issue.expected === 'boolean' ? 'true or false' : issue.expected;
+      if (!('input' in issue)) return `expected ${expected}`;
+      return `expected ${expected}${issue.input === undefined ? ', but it is missing' : `, got ${kindOf(issue.input)}`}`;
+    }
     case 'invalid_value':
       return `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
     case 'too_small':

@@ -18,7 +18,9 @@ import { Panel } from './panel';
 import { PhoneControl } from './phone-control';
 import { Poller } from './poller';
 import type { MachinePoller } from './machine-poller';
-import type { DidaTodoConfig } from '../store/config-store';
+import type { pollSettingsOf } from '../store/config-store';
+import { PollSwitch } from './poll-switch';
+import type { PollPace } from './poll-pace';
 import { optionalServices, textOf, type HostAgent, type HostContext, type PreStepArgs, type PreStepDecision, type RequestErrorArgs, type SessionEvent, type SlashInvocation, type SlashResult, type UserMessageLike } from './ports';
 import { promptFor, registerPrompt } from './prompt';
 import { registerSlashCommand } from './slash-command-spec';
@@ -67,8 +69,8 @@ export class DshHost {
   private recoveryLoad: Promise<CrashRecovery> | undefined;
   private readonly recoveryOptions: { pid?: number; isAlive?: (pid: number) => boolean; mark?: string };
   readonly poller: Poller;
-  /** The machine's shared polling, when polling is on in a long-lived profile (machine-poller.ts). */
-  machinePoller: MachinePoller | undefined;
+  /** Whether this process polls for the machine, following config.yaml (poll-switch.ts). */
+  private readonly polling: PollSwitch;
   private readonly counter: StretchCounter;
   private readonly sync: ListSync;
   private readonly panel: Panel;
@@ -127,6 +129,7 @@ export class DshHost {
     this.poller = new Poller(this.deps, this.counter, () => this.phone.afterPoll());
     this.meter = new UsageMeter(this.deps);
     this.settler = new IdleSettle(this.deps, this.binding, this.markers, (track) => this.meter.flushed(track));
+    this.polling = new PollSwitch(this.deps, { oneShot: optionalServices.isOneShot(ctx), refresh: () => this.binding.refresh(), create: () => this.makePoller() });
     const waitMinutes = () => (optionalServices.isOneShot(ctx) ? config.oneShotAnswerWaitMinutes : config.maxAnswerWaitMinutes);
     this.desk = new DeskAskLoader(this.deps, () => ({ engineDeps: async () => (await this.engine()).deps, waitMinutes, ...this.recoveryOptions }));
   }
@@ -164,11 +167,8 @@ export class DshHost {
     // config.yaml is read right away, so a session created later knows its binding before its first prompt.
     void this.binding.refresh().then((settings) => {
       if (this.lifetime.signal.aborted) return;
-      // Polling is on when the plugin row or config.yaml turns it on (config.yaml's intervals win); a one-shot run ends
-      // with its turn, so it never takes part.
-      if ((this.config.poll || settings?.poll?.enabled === true) && !optionalServices.isOneShot(this.ctx)) {
-        this.startPolling(settings?.poll).catch((error: unknown) => log(`polling could not start: ${messageOf(error)}`));
-      }
+      // Polling is on in long-lived profiles unless config.yaml (or the row) turns it off; a one-shot run never polls.
+      this.polling.begin(settings);
       this.startOutbox();
       this.desk.sweepAtStart().catch((error: unknown) => log(`withdrawing the questions of ended sessions failed: ${messageOf(error)}`));
       this.crashRecovery()
@@ -177,11 +177,15 @@ export class DshHost {
     });
   }
 
+  /** The machine's shared polling while this process takes part in it (machine-poller.ts). */
+  get machinePoller(): MachinePoller | undefined {
+    return this.polling.current;
+  }
+
   /** Takes part in the machine's polling: one poller per account and list is elected among the machine's processes. */
-  private async startPolling(configured: DidaTodoConfig['poll']): Promise<void> {
+  private async makePoller(): Promise<{ poller: MachinePoller; pace: (configured: ReturnType<typeof pollSettingsOf>) => PollPace }> {
     const { MachinePoller, pollPaceFrom } = await import('./machine-poller');
-    if (this.lifetime.signal.aborted) return;
-    this.machinePoller = new MachinePoller(this.deps, this.poller, this.counter, {
+    const poller = new MachinePoller(this.deps, this.poller, this.counter, {
       lockDir: this.runtime.paths.lockDir,
       account: () => this.runtime.account(),
       engine: this.engine,
@@ -189,7 +193,7 @@ export class DshHost {
       isAlive: this.recoveryOptions.isAlive,
       afterRead: () => this.phone.afterPoll(),
     });
-    this.machinePoller.start(pollPaceFrom(this.config, configured));
+    return { poller, pace: (configured) => pollPaceFrom(this.config, configured) };
   }
 
   /**
@@ -376,7 +380,7 @@ export class DshHost {
 
   async dispose(): Promise<void> {
     this.lifetime.abort(new Error('dida-todo is unloading'));
-    const pending: Promise<unknown>[] = [this.poller.close(), this.machinePoller?.close() ?? Promise.resolve(), this.desk.settled()];
+    const pending: Promise<unknown>[] = [this.poller.close(), this.polling.close(), this.desk.settled()];
     pending.push(...this.tracker.all().flatMap((t) => [...t.background]));
     for (const track of this.tracker.all()) this.tracker.remove(track.sessionId);
     let bound: NodeJS.Timeout | undefined;

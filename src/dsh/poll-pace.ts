@@ -42,10 +42,11 @@ export const DEFAULT_POLL_SECONDS = 20;
  */
 export function pollPaceFrom(
   row: { pollSeconds?: number; pollIntervalMinutes: number },
-  configured?: { enabled: boolean; intervalMinutes: number; intervalSeconds?: number | undefined },
+  configured?: { enabled?: boolean; intervalMinutes: number; intervalSeconds?: number | undefined },
 ): PollPace {
   const seconds = configured?.intervalSeconds ?? row.pollSeconds ?? DEFAULT_POLL_SECONDS;
-  const minutes = configured?.enabled ? configured.intervalMinutes : row.pollIntervalMinutes;
+  // config.yaml's intervals count where it sets polling up (not where it turns it off).
+  const minutes = configured && configured.enabled !== false ? configured.intervalMinutes : row.pollIntervalMinutes;
   return { baseMs: seconds * 1000, ceilingMs: Math.max(seconds * 1000, minutes * 60_000) };
 }
 

@@ -26,7 +26,7 @@ export interface RowConfig {
   backoff: number[];
   /** Longest wait, in minutes, for a model limit's known reset before the Work goes to the person instead. */
   maxWaitMinutes: number;
-  /** Poll the bound list for new work while the session is idle. */
+  /** Poll the bound list for new work while sessions are idle (long-lived profiles only; config.yaml's `poll` wins). */
   poll: boolean;
   /** Seconds between polls while sessions are idle and the list changes. */
   pollSeconds: number;
@@ -139,7 +139,7 @@ const ROW_SHAPE: Shape = {
   maxAutoContinue: { field: integer(0, 50), default: () => 5 },
   backoff: { field: list(seconds), default: () => [...DEFAULT_BACKOFF_SECONDS] },
   maxWaitMinutes: { field: integer(0, 24 * 60), default: () => 300 },
-  poll: { field: boolean, default: () => false },
+  poll: { field: boolean, default: () => true },
   pollSeconds: { field: integer(5, 3600), default: () => 20 },
   pollIntervalMinutes: { field: integer(1, 1440), default: () => 10 },
   queueTriggers: { field: list(nonEmptyString), default: () => [...DEFAULT_QUEUE_TRIGGERS] },

@@ -31,13 +31,20 @@ export const ConfigSchema = z.strictObject({
   region: z.optional(z.enum(['dida365', 'ticktick'])),
   baseUrl: z.optional(z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' })),
   locale: z.optional(z.enum(['zh', 'en'])),
+  /** `true` / `false` for short, or the intervals too; absent: on in long-lived profiles (the plugin row's `poll`). */
   poll: z.optional(
-    z.strictObject({
-      enabled: z._default(z.boolean(), false),
-      intervalMinutes: z._default(z.int().check(z.gte(1), z.lte(1440)), DEFAULT_POLL_INTERVAL_MINUTES),
-      /** Seconds between polls while sessions are idle and the list changes (the interval grows to intervalMinutes in quiet). */
-      intervalSeconds: z.optional(z.int().check(z.gte(5), z.lte(3600))),
-    }),
+    z.pipe(
+      z.transform((value: unknown) => (typeof value === 'boolean' ? { enabled: value } : value)),
+      z.strictObject(
+        {
+          enabled: z.optional(z.boolean()),
+          intervalMinutes: z._default(z.int().check(z.gte(1), z.lte(1440)), DEFAULT_POLL_INTERVAL_MINUTES),
+          /** Seconds between polls while sessions are idle and the list changes (the interval grows to intervalMinutes in quiet). */
+          intervalSeconds: z.optional(z.int().check(z.gte(5), z.lte(3600))),
+        },
+        { error: (issue) => (issue.code === 'invalid_type' ? 'expected true, false, or { enabled, intervalMinutes, intervalSeconds }' : undefined) },
+      ),
+    ),
   ),
   /** The machine-wide Dida request budget of the account (every process and session of this machine shares it). */
   budget: z.optional(
@@ -74,4 +81,9 @@ export function defaultConfig(): DidaTodoConfig {
 /** Normalizes a directory for bindings: absolute, resolved, without a trailing slash. */
 export function normalizeCwd(cwd: string): string {
   return path.resolve(cwd);
+}
+
+/** config.yaml's polling (`poll: true` reads as `{enabled: true}` with the default intervals); undefined without one. */
+export function pollSettingsOf(config: Pick<DidaTodoConfig, 'poll'> | undefined): DidaTodoConfig['poll'] {
+  return config?.poll;
 }

@@ -435,7 +435,8 @@ describe('dispose', () => {
 
 describe('what dsh may leave out of an event', () => {
   it('a message without a source, or none, and a session event without a body are let go', async () => {
-    const t = setup();
+    // Polling off: this process has no Dida access here, which polling would log.
+    const t = setup({ row: { poll: false } });
     const agent = await t.create('s1');
     const track = t.plugin.tracker.get('s1')!;
     expect(() => t.host.emit('agent/inbox/inserted', { agent, message: undefined })).not.toThrow();

@@ -68,21 +68,50 @@ describe('DshHost.start', () => {
     expect(t.runtime.close).toHaveBeenCalledTimes(1);
   });
 
-  it("takes part in the machine's polling when the row or config.yaml asks, with config.yaml's intervals winning", async () => {
-    const off = setup();
+  it("takes part in the machine's polling by default; the row or config.yaml turns it off (config.yaml wins), config.yaml's intervals win", async () => {
+    const byDefault = setup();
+    await eventually(() => byDefault.plugin.machinePoller !== undefined);
+    // One look at the shared state a second; polls every 20 s while someone is idle, slowing to 10 minutes in quiet;
+    // config.yaml is looked at again every 20 s (a stat when it did not change).
+    expect(byDefault.clock.intervals.sort()).toEqual([1_000, 20_000]);
+    expect(byDefault.plugin.machinePoller!.pacing).toEqual({ baseMs: 20_000, ceilingMs: 10 * 60_000 });
+    const rowOff = setup({ row: { poll: false } });
     await flush();
-    expect(off.clock.intervals).toEqual([]);
-    expect(off.plugin.machinePoller).toBeUndefined();
-    const row = setup({ row: { poll: true, pollIntervalMinutes: 7 } });
-    await eventually(() => row.plugin.machinePoller !== undefined);
-    // One look at the shared state a second; polls every 20 s while someone is idle, slowing to 7 minutes in quiet.
-    expect(row.clock.intervals).toEqual([1_000]);
-    expect(row.plugin.machinePoller!.pacing).toEqual({ baseMs: 20_000, ceilingMs: 7 * 60_000 });
-    const file = setup({ config: { ...bound(CWD), poll: { enabled: true, intervalMinutes: 3, intervalSeconds: 9 } } as DidaTodoConfig });
-    await eventually(() => file.plugin.machinePoller !== undefined);
-    expect(file.plugin.machinePoller!.pacing).toEqual({ baseMs: 9_000, ceilingMs: 3 * 60_000 });
-    await file.host.dispose();
-    expect(file.clock.pending()).toBe(0);
+    expect(rowOff.plugin.machinePoller).toBeUndefined();
+    const fileOff = setup({ config: { ...bound(CWD), poll: { enabled: false, intervalMinutes: 10 } } as DidaTodoConfig });
+    await flush();
+    expect(fileOff.plugin.machinePoller).toBeUndefined();
+    const fileOn = setup({ row: { poll: false }, config: { ...bound(CWD), poll: { enabled: true, intervalMinutes: 3, intervalSeconds: 9 } } as DidaTodoConfig });
+    await eventually(() => fileOn.plugin.machinePoller !== undefined);
+    expect(fileOn.plugin.machinePoller!.pacing).toEqual({ baseMs: 9_000, ceilingMs: 3 * 60_000 });
+    // Intervals alone set the pace of the default polling.
+    const paced = setup({ row: { pollIntervalMinutes: 7 }, config: { ...bound(CWD), poll: { intervalMinutes: 4 } } as DidaTodoConfig });
+    await eventually(() => paced.plugin.machinePoller !== undefined);
+    expect(paced.plugin.machinePoller!.pacing).toEqual({ baseMs: 20_000, ceilingMs: 4 * 60_000 });
+    await fileOn.host.dispose();
+    expect(fileOn.clock.pending()).toBe(0);
+  });
+
+  it('config.yaml turning polling off or on, or changing its pace, takes effect while dsh runs, within one poll interval', async () => {
+    const t = setup();
+    await eventually(() => t.plugin.machinePoller !== undefined);
+    const first = t.plugin.machinePoller;
+    t.config.value = { ...t.config.value, poll: { enabled: false, intervalMinutes: 10 } };
+    await t.clock.advance(20_000);
+    await eventually(() => t.plugin.machinePoller === undefined);
+    t.config.value = { ...t.config.value, poll: { enabled: true, intervalMinutes: 2 } };
+    await t.clock.advance(20_000);
+    await eventually(() => t.plugin.machinePoller !== undefined);
+    expect(t.plugin.machinePoller).not.toBe(first);
+    expect(t.plugin.machinePoller!.pacing).toEqual({ baseMs: 20_000, ceilingMs: 2 * 60_000 });
+    const same = t.plugin.machinePoller;
+    t.config.value = { ...t.config.value, poll: { enabled: true, intervalMinutes: 5, intervalSeconds: 30 } };
+    await t.clock.advance(20_000);
+    await eventually(() => t.plugin.machinePoller?.pacing.ceilingMs === 5 * 60_000);
+    // A new pace goes to the same poller.
+    expect(t.plugin.machinePoller).toBe(same);
+    expect(t.plugin.machinePoller!.pacing.baseMs).toBe(30_000);
+    await t.host.dispose();
   });
 
   it('a one-shot run never takes part in polling', async () => {

@@ -102,7 +102,7 @@ describe('plugin entry shape', () => {
       maxAutoContinue: 5,
       backoff: [30, 60, 120, 300, 600],
       maxWaitMinutes: 300,
-      poll: false,
+      poll: true,
       pollSeconds: 20,
       pollIntervalMinutes: 10,
       queueTriggers: ['检查todo'],
@@ -427,16 +427,18 @@ describe('dispose', () => {
     host.emit('agent/status', { agent, status: 'idle' });
     // The poll timer starts once the bound session loaded the host and config.yaml has been read (a bounded look: slower
     // on a busy machine).
-    const timers = () => setSpy.mock.calls.filter((c) => c[1] === POLL_TICK_MS || c[1] === 15_000).length;
-    for (let i = 0; i < 100 && timers() < 2; i++) await settleBackground(50);
-    // Two timers: the machine poller's look at the shared state, and the check for progress comments that have waited
-    // their window (besides the refresh of a cross-process lock held meanwhile, which its release clears).
+    const OWN = new Set([POLL_TICK_MS, 15_000, 20_000]);
+    const timers = () => setSpy.mock.calls.filter((c) => OWN.has(c[1] as number)).length;
+    for (let i = 0; i < 100 && timers() < 3; i++) await settleBackground(50);
+    // Three timers: the machine poller's look at the shared state, the check for progress comments that have waited
+    // their window, and the look at config.yaml for polling turned on or off (besides the refresh of a cross-process
+    // lock held meanwhile, which its release clears).
     const handles = setSpy.mock.results.map((r) => r.value);
-    expect(setSpy.mock.calls.map((c) => c[1] as number).filter((ms) => ms > refreshIntervalMs(Number.MAX_SAFE_INTEGER)).sort((a, b) => a - b)).toEqual([POLL_TICK_MS, 15_000]);
-    // The two timers of the plugin itself (a lock's refresh timer, made while a poll holds a lock, is cleared by the
+    expect(setSpy.mock.calls.map((c) => c[1] as number).filter((ms) => ms > refreshIntervalMs(Number.MAX_SAFE_INTEGER)).sort((a, b) => a - b)).toEqual([POLL_TICK_MS, 15_000, 20_000]);
+    // The timers of the plugin itself (a lock's refresh timer, made while a poll holds a lock, is cleared by the
     // lock's release, which dispose waits for: the active-handle check below covers it).
-    const own = setSpy.mock.calls.flatMap((c, i) => (c[1] === POLL_TICK_MS || c[1] === 15_000 ? [handles[i]] : []));
-    expect(own).toHaveLength(2);
+    const own = setSpy.mock.calls.flatMap((c, i) => (OWN.has(c[1] as number) ? [handles[i]] : []));
+    expect(own).toHaveLength(3);
 
     await host.dispose();
     for (const handle of own) {

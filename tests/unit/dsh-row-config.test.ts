@@ -27,7 +27,7 @@ describe('row config defaults', () => {
       maxAutoContinue: 5,
       backoff: [30, 60, 120, 300, 600],
       maxWaitMinutes: 300,
-      poll: false,
+      poll: true,
       pollSeconds: 20,
       pollIntervalMinutes: 10,
       queueTriggers: ['检查todo'],

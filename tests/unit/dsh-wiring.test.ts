@@ -220,7 +220,8 @@ describe('one machine, two sessions, one list', () => {
     bindConfig(true);
     sim.seedTask({ projectId: listId, title: '唯一的活', priority: 5, items: [{ title: '做' }] });
     const host = fakeHost();
-    const plugin = new DshHost(host.ctx as never, rowConfig());
+    // The list poller driven by hand here (the machine's poller, on by default, is off so it does not poll meanwhile).
+    const plugin = new DshHost(host.ctx as never, rowConfig({ poll: false }));
     plugin.start();
     try {
       const agents: FakeAgent[] = ['session-a', 'session-b'].map((id) => {

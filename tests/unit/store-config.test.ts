@@ -84,6 +84,20 @@ describe('loadConfig', () => {
     });
   });
 
+  it('takes poll: true / false for short (the default intervals), and intervals alone leave it on by default', async () => {
+    for (const [text, poll] of [
+      ['poll: true', { enabled: true, intervalMinutes: 10 }],
+      ['poll: false', { enabled: false, intervalMinutes: 10 }],
+      ['poll: { intervalMinutes: 3 }', { intervalMinutes: 3 }],
+    ] as const) {
+      await writeConfig(`${text}\nbindings: []\n`);
+      expect((await loadConfig(file)).config.poll, text).toEqual(poll);
+    }
+    const error = await loadError('poll: yes\n');
+    expect(error.message).toContain('line 1, at poll: expected true, false, or { enabled, intervalMinutes, intervalSeconds }, got string');
+    expect((await loadError('poll:\n  enabled: yes\n')).message).toContain('line 2, at poll.enabled: expected true or false, got string');
+  });
+
   it('names the file, the key path and the fix for a relative binding directory', async () => {
     const error = await loadError('bindings:\n  - cwd: relative/dir\n    projectId: p1\n');
     expect(error.code).toBe('config_invalid');
