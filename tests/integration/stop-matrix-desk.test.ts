@@ -76,7 +76,7 @@ describe('the stop matrix: blocked on dsh asking the person', () => {
           const clock = new FakeClock(Date.now());
           const configPath = path.join(dir, 'config.yaml');
           fs.writeFileSync(configPath, `baseUrl: ${sim.baseUrl}\nhostLabel: desk-host\nbindings:\n  - cwd: ${dir}\n    projectId: ${list.id}\n`);
-          const row = RowConfig.safeParse({ configPath, stateDir: path.join(dir, 'state'), progressWindowSeconds: 0 });
+          const row = RowConfig.safeParse({ configPath, stateDir: path.join(dir, 'state'), progressWindowSeconds: 0, poll: false });
           if (!row.success) throw new Error('row config');
           const service = questionService(profile === 'web');
           const ctx = fakeHost({ userQuestions: service, ...(profile === 'one-shot' ? { headlessStartup: { task: 'x' } } : {}) });

@@ -98,7 +98,7 @@ async function until(what: string, probe: () => boolean | Promise<boolean>, time
 function boot(profile: (typeof PROFILES)[number], listId: string, clock: FakeClock, mark = 'first-process') {
   const configPath = path.join(dir, 'config.yaml');
   fs.writeFileSync(configPath, `baseUrl: ${sim.baseUrl}\nhostLabel: stop-host\nbindings:\n  - cwd: ${dir}\n    projectId: ${listId}\n`);
-  const parsed = RowConfig.safeParse({ configPath, stateDir: path.join(dir, 'state'), maxAutoContinue: 3, backoff: [BACKOFF_S], progressWindowSeconds: 0 });
+  const parsed = RowConfig.safeParse({ configPath, stateDir: path.join(dir, 'state'), maxAutoContinue: 3, backoff: [BACKOFF_S], progressWindowSeconds: 0, poll: false });
   if (!parsed.success) throw new Error('row config');
   const ctx = fakeHost(profile === 'one-shot' ? { headlessStartup: { task: 'x' } } : {});
   const resumed: string[] = [];
