@@ -73,3 +73,49 @@ describe('the machine poller in the real dsh', () => {
     }
   }, 240_000);
 });
+
+describe('the poller as a new user gets it', () => {
+  async function idleWeb(configText: (listId: string) => string): Promise<{ web: WebDsh; listId: string; configFile: string }> {
+    const configDir = path.join(home, '.test-xdg', 'config', 'dida-todo');
+    fs.mkdirSync(configDir, { recursive: true });
+    const list = sim.seedProject({ name: '默认轮询' });
+    const configFile = path.join(configDir, 'config.yaml');
+    fs.writeFileSync(configFile, configText(list.id));
+    const web = await startWeb({ home, cwd: project, baseUrl: model.baseUrl, env: { DIDA_TODO_TOKEN: sim.token } });
+    await createSession(web.url, project);
+    return { web, listId: list.id, configFile };
+  }
+  const bindingOf = (listId: string) => `baseUrl: ${sim.baseUrl}\nbindings:\n  - cwd: ${project}\n    projectId: ${listId}\n`;
+
+  it('with the default config, a task written in Dida is claimed by an idle dsh web session within 60 s', async () => {
+    const { web, listId } = await idleWeb(bindingOf);
+    try {
+      await until('a first read of the list', () => (sim.counters()['GET /project/{pid}/data'] ?? 0) >= 1, 60_000);
+      model.setScript([text('收到')]);
+      const written = Date.now();
+      const task = sim.seedTask({ projectId: listId, title: '默认就会被领取', priority: 3 });
+      await until('the claim comment', () => sim.listComments(task.id).find((c) => parseClaim(c.title)), 60_000);
+      console.log(`[poll e2e] default config: task written → claim comment in ${Date.now() - written} ms`);
+    } finally {
+      await web.stop('SIGTERM');
+    }
+  }, 180_000);
+
+  it('polling turned on in config.yaml while dsh web runs takes effect without a restart', async () => {
+    const { web, listId, configFile } = await idleWeb((id) => `${bindingOf(id)}poll: false\n`);
+    try {
+      // Off: a task written now stays unclaimed while nothing else reads the list.
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
+      const early = sim.seedTask({ projectId: listId, title: '关着轮询时写的', priority: 3 });
+      await new Promise((resolve) => setTimeout(resolve, 25_000));
+      expect(sim.listComments(early.id).filter((c) => parseClaim(c.title))).toEqual([]);
+      model.setScript([text('收到')]);
+      const turnedOn = Date.now();
+      fs.writeFileSync(configFile, `${bindingOf(listId)}poll: true\n`);
+      await until('the claim comment', () => sim.listComments(early.id).find((c) => parseClaim(c.title)), 75_000);
+      console.log(`[poll e2e] poll turned on in config.yaml → claim comment in ${Date.now() - turnedOn} ms`);
+    } finally {
+      await web.stop('SIGTERM');
+    }
+  }, 240_000);
+});
