@@ -15,10 +15,12 @@ export class AnswerRelay {
   private readonly store: { state: AdapterDeps['state']; now: () => number };
 
   /** `config` is config.yaml as read last (the bindings' route tags decide which directory may take an answer). */
+  /** `onResumed` is told of each answer handed to a session (the session shows it: session-notices.ts). */
   constructor(
     private readonly deps: AdapterDeps,
     private readonly counter: StretchCounter,
     private readonly config: () => DidaTodoConfig | undefined = () => undefined,
+    private readonly onResumed: (track: AgentTrack, title: string) => void = () => undefined,
   ) {
     this.store = { state: deps.state, now: () => deps.clock.now() };
   }
@@ -72,12 +74,16 @@ export class AnswerRelay {
     const route = config ? routeFor(config, binding) : undefined;
     const taker = { projectId: binding.projectId, ...(route ? { route } : {}) };
     const taken = await takeAnswers(this.store, (key, work) => !others.has(key) && mayTakeAnswer(work, taker));
-    for (const answer of taken) track.pendingNotes.push(pluginMessage(answerNote(answer), this.deps.newId()));
+    for (const answer of taken) {
+      track.pendingNotes.push(pluginMessage(answerNote(answer), this.deps.newId()));
+      this.onResumed(track, answer.title);
+    }
     if (taken.length) this.deps.log(`gave the person's answer to ${taken.map((a) => a.key).join(', ')} to session ${track.sessionId}`);
   }
 
   private async hand(track: AgentTrack, answer: TakenAnswer): Promise<void> {
     const message = pluginMessage(answerNote(answer), this.deps.newId());
+    this.onResumed(track, answer.title);
     if (track.agent.status !== 'idle' || personIsWaiting(track.agent)) {
       track.pendingNotes.push(message);
       return;

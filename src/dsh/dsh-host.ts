@@ -15,6 +15,7 @@ import { IdleSettle } from './idle-settle';
 import { ListSync } from './list-sync';
 import { LiveBinding } from './live-binding';
 import { Panel } from './panel';
+import { SessionNotices } from './session-notices';
 import { PhoneControl } from './phone-control';
 import { Poller } from './poller';
 import type { MachinePoller } from './machine-poller';
@@ -74,6 +75,7 @@ export class DshHost {
   private readonly counter: StretchCounter;
   private readonly sync: ListSync;
   private readonly panel: Panel;
+  private readonly notices: SessionNotices;
   private readonly grant: QueueGrant;
   private readonly continuation: Continuation;
   private readonly settler: IdleSettle;
@@ -122,9 +124,10 @@ export class DshHost {
     this.markers = new TurnMarkers(this.deps, options.pid, options.mark);
     // Each receiver falls back to this process (pid, liveness check, mark) for a value left undefined.
     this.recoveryOptions = { pid: options.pid, isAlive: options.isAlive, mark: options.mark };
-    this.panel = new Panel(this.deps);
+    this.panel = new Panel(this.deps, () => this.binding.config);
+    this.notices = new SessionNotices(this.deps, () => this.binding.config);
     this.grant = new QueueGrant(this.deps, () => this.config.queueTriggers);
-    this.phone = new PhoneControl(this.deps, this.engine, this.counter, () => this.binding.config);
+    this.phone = new PhoneControl(this.deps, this.engine, this.counter, () => this.binding.config, this.notices);
     this.continuation = new Continuation(this.deps, this.counter, (track) => this.phone.lookForPause(track), (track) => this.meter.noteContinuation(track));
     this.poller = new Poller(this.deps, this.counter, () => this.phone.afterPoll());
     this.meter = new UsageMeter(this.deps);
@@ -273,6 +276,7 @@ export class DshHost {
       const id = call.exec.agent?.id;
       if (event && id) await this.counter.note(id, event);
       await this.phone.afterToolCall(call);
+      await this.notices.afterToolCall(call);
     } catch (error) {
       log(`after ${call.tool}: ${messageOf(error)}`);
     }

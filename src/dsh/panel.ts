@@ -1,7 +1,9 @@
 // The task panel: the current Work's steps published as a todo/write snapshot inside the open turn, and the model's
 // own todo_write items counted as unfinished work.
 import { panelItems } from '../core/tools';
+import type { DidaTodoConfig } from '../store/config-store';
 import { messageOf, type AdapterDeps } from './adapter-deps';
+import { sessionLocale, waitingPanel } from './session-notices';
 import type { AgentTrack } from './agent-tracker';
 import type { SessionEvent } from './ports';
 
@@ -9,7 +11,10 @@ import type { SessionEvent } from './ports';
 export const PANEL_SYNC_WAIT_MS = 5_000;
 
 export class Panel {
-  constructor(private readonly deps: AdapterDeps) {}
+  constructor(
+    private readonly deps: AdapterDeps,
+    private readonly config: () => DidaTodoConfig | undefined = () => undefined,
+  ) {}
 
   /** Publishes the current Work's steps (only bound, top-level sessions; only when the snapshot changed in this turn). */
   async publish(track: AgentTrack, turn: number): Promise<void> {
@@ -22,7 +27,8 @@ export class Panel {
       }
       const state = await this.deps.state.read();
       const key = state.sessions[track.sessionId]?.currentWork;
-      const todos = panelItems(key ? state.works[key] : undefined);
+      const work = key ? state.works[key] : undefined;
+      const todos = waitingPanel(sessionLocale(this.deps, this.config()), work, panelItems(work));
       if (todos.length === 0) return;
       const json = JSON.stringify(todos);
       if (json === track.lastPanel && track.lastPanelTurn === turn) return;

@@ -6,7 +6,7 @@ import { PAUSE_CHECK_INTERVAL_MS } from '../core/phone/phone-signals';
 import { stopForSpend } from '../core/phone/spend-stop';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
-import type { EngineState } from '../core/work/work-state';
+import type { EngineState, WorkRecord } from '../core/work/work-state';
 import { pluginMessage, type PreStepArgs, type ToolExecution } from './ports';
 
 /** The cause the cancelled turn ends with (`turn/end` `{kind:'aborted', reason:{kind:'hook', reason}}`). */
@@ -40,10 +40,12 @@ export class PauseGuard {
   /** The turn each session was last told its Work is paused in. */
   private readonly noted = new WeakMap<AgentTrack, number>();
 
+  /** `onPaused` is told of each pause this guard applied (the session shows it: session-notices.ts). */
   constructor(
     private readonly deps: AdapterDeps,
     private readonly engineDeps: () => Promise<EngineDeps>,
     private readonly stopPhrases: () => readonly string[],
+    private readonly onPaused: (track: AgentTrack, work: WorkRecord) => void = () => undefined,
   ) {}
 
   /**
@@ -178,6 +180,7 @@ export class PauseGuard {
       if (!check.key || !check.pause) return false;
       const paused = await pauseWork(deps, check.key, check.pause);
       if (!paused) return false;
+      this.onPaused(track, paused);
       const how = check.pause.by === 'priority' ? 'set its priority to none' : 'commented a stop phrase';
       this.deps.log(`the person ${how} in Dida: Work ${check.key} is paused${mayCancel ? ' and the turn of ' + track.sessionId + ' is stopped' : ''}`);
       if (mayCancel) this.cancel(track);

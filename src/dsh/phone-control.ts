@@ -7,6 +7,7 @@ import type { AgentTrack } from './agent-tracker';
 import type { AnswerRelay } from './answer-relay';
 import type { PauseGuard } from './pause-guard';
 import type { PreStepArgs, ToolExecution } from './ports';
+import type { SessionNotices } from './session-notices';
 import type { StretchCounter } from './stretch-counter';
 
 interface Parts {
@@ -23,13 +24,19 @@ export class PhoneControl {
     private readonly engine: () => Promise<{ deps: EngineDeps }>,
     private readonly counter: StretchCounter,
     private readonly config: () => DidaTodoConfig | undefined,
+    private readonly notices?: SessionNotices,
   ) {}
 
   /** The relay and the guard, loaded once. */
   load(): Promise<Parts> {
     this.parts ??= Promise.all([import('./answer-relay'), import('./pause-guard')]).then(([relay, guard]) => ({
-      answers: new relay.AnswerRelay(this.deps, this.counter, () => this.config()),
-      pause: new guard.PauseGuard(this.deps, async () => (await this.engine()).deps, () => this.config()?.stopPhrases ?? this.deps.row.stopPhrases),
+      answers: new relay.AnswerRelay(this.deps, this.counter, () => this.config(), (track, title) => this.notices?.resumed(track, title)),
+      pause: new guard.PauseGuard(
+        this.deps,
+        async () => (await this.engine()).deps,
+        () => this.config()?.stopPhrases ?? this.deps.row.stopPhrases,
+        (track, work) => this.notices?.paused(track, work),
+      ),
     }));
     return this.parts;
   }

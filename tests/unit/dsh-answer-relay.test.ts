@@ -166,3 +166,24 @@ describe('AnswerRelay.deliver, nothing to hand', () => {
   });
 });
 
+
+describe('AnswerRelay and the session', () => {
+  it('tells the session of each answer it hands over (woken or at its next step), by the Work’s title', async () => {
+    const h = createHarness();
+    h.state.value.works.w1 = answered('w1', { title: '部署' });
+    h.state.value.works.w2 = answered('w2', { title: '发布' });
+    const idle = bind(h, 's1', 'w1');
+    const running = bind(h, 's2', 'w2');
+    running.agent.status = 'running';
+    const told: Array<[string, string]> = [];
+    const relay = new AnswerRelay(h.deps, new StretchCounter(h.deps), () => undefined, (track, title) => told.push([track.sessionId, title]));
+    await relay.deliver();
+    expect(told.sort()).toEqual([
+      ['s1', '部署'],
+      ['s2', '发布'],
+    ]);
+    expect(idle.agent.followup).toHaveBeenCalledTimes(1);
+    await relay.deliver();
+    expect(told).toHaveLength(2);
+  });
+});

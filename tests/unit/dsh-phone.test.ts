@@ -241,6 +241,24 @@ function pauseSetup(stopPhrases: readonly string[] = ['stop']) {
   return { h, agent, cancel, dida, gateway, guard, track, call };
 }
 
+describe('PauseGuard and the session', () => {
+  it('tells the session of each pause it applies (the Work as paused), and of nothing else', async () => {
+    const t = pauseSetup();
+    const { deps } = engineDeps(t.h);
+    const onPaused = vi.fn();
+    const guard = new PauseGuard(t.h.deps, async () => deps, () => ['stop'], onPaused);
+    await guard.afterToolCall(t.call);
+    expect(onPaused).not.toHaveBeenCalled();
+    t.h.state.value.works.w1!.priority = 0;
+    await guard.afterToolCall(t.call);
+    expect(onPaused).toHaveBeenCalledTimes(1);
+    expect(onPaused.mock.calls[0]![0]).toBe(t.track);
+    expect(onPaused.mock.calls[0]![1]).toMatchObject({ waiting: { pausedBy: 'priority' } });
+    await guard.afterToolCall(t.call);
+    expect(onPaused).toHaveBeenCalledTimes(1);
+  });
+});
+
 describe('PauseGuard', () => {
   it('a priority set to none during the stretch stops the turn at the next todo call: the Work waits and says where it stopped', async () => {
     const t = pauseSetup();
