@@ -153,4 +153,34 @@ describe.skipIf(!ENABLED)('/dida slash commands in dsh web (real browser)', () =
     expect(model.requests.slice(asked).filter((r) => r.behaviour !== 'title').length).toBe(1);
     await page.screenshot({ path: path.join(OUT, 'slash-run.png') });
   });
+  it('a pause from the phone shows in the session: a card says where it stopped, the panel shows it paused and no step in progress', async () => {
+    // The session works on the Work: its first step in progress, the panel mirrors it.
+    model.setScript([toolCall('todo', { action: 'update', updates: [{ step: '复现', status: 'in_progress' }] }), text('在复现')]);
+    await composer().fill('复现一下');
+    await composer().press('Enter');
+    await page.getByText('在复现', { exact: true }).first().waitFor({ timeout: 30_000 });
+    const panel = page.locator('[data-testid="todo-panel"]');
+    const items = async () => {
+      if ((await panel.count()) === 0) return [] as Array<{ content: string; status: string | null }>;
+      const collapsed = panel.locator('button[aria-expanded="false"]');
+      if (await collapsed.count()) await collapsed.first().click({ timeout: 2_000 }).catch(() => undefined);
+      return panel.locator('li[data-status]').evaluateAll((elements) => elements.map((el) => ({ content: (el.textContent ?? '').trim(), status: el.getAttribute('data-status') })));
+    };
+    await expect.poll(items, { timeout: 15_000 }).toContainEqual({ content: '复现', status: 'in_progress' });
+    // On the phone: priority none while the session is idle; then the person types in the session.
+    sim.editTask(workId, { priority: 0 });
+    model.setScript([text('好的，先停下')]);
+    await composer().fill('现在怎么样');
+    await composer().press('Enter');
+    await page.getByText(/已暂停（来自滴答）：「修复登录」停在「复现」/).first().waitFor({ timeout: 30_000 });
+    await expect.poll(items, { timeout: 15_000 }).toEqual([
+      { content: '⏸ 已暂停（来自滴答）：修复登录', status: 'pending' },
+      { content: '复现', status: 'pending' },
+      { content: '修复', status: 'pending' },
+    ]);
+    expect(await panel.locator('li[data-status="in_progress"]').count()).toBe(0);
+    await panel.first().screenshot({ path: path.join(OUT, 'slash-paused-panel.png') });
+    await page.screenshot({ path: path.join(OUT, 'slash-paused.png') });
+    expect(sim.listComments(workId).some((c) => c.title.startsWith('已暂停：停在「复现」'))).toBe(true);
+  });
 });
