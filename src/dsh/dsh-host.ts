@@ -355,8 +355,9 @@ export class DshHost {
     const track = this.tracker.get(args.agent.id);
     if (!track || track.subagent) return next();
     await Promise.race([track.ready, this.deps.clock.wait(READY_WAIT_MS, [this.lifetime.signal])]);
-    await this.panel.publish(track, args.turn);
+    // A pause found at this step is applied first, so the panel the step publishes already shows it.
     await this.phone.beforeStep(track, args);
+    await this.panel.publish(track, args.turn);
     const decision = await next();
     if (decision.kind !== 'enter' || !Array.isArray(decision.messages) || decision.messages.length === 0) return decision;
     const extra = [...(await this.grant.messages(track)), ...track.pendingNotes.splice(0)];

@@ -39,8 +39,8 @@ describe.skipIf(!ENABLED)('/dida slash commands in dsh web (real browser)', () =
     sim.seedTask({ projectId: list.id, title: '想法', priority: 0 });
     const configDir = path.join(home, '.test-xdg', 'config', 'dida-todo');
     fs.mkdirSync(configDir, { recursive: true });
-    // The directory is not bound yet: /dida bind does it.
-    fs.writeFileSync(path.join(configDir, 'config.yaml'), `baseUrl: ${sim.baseUrl}\nbindings: []\n`);
+    // The directory is not bound yet: /dida bind does it. Polling off: the commands, not the poller, take the work here.
+    fs.writeFileSync(path.join(configDir, 'config.yaml'), `baseUrl: ${sim.baseUrl}\npoll: false\nbindings: []\n`);
     web = await startWeb({ home, cwd: project, baseUrl: model.baseUrl, env: { DIDA_TODO_TOKEN: sim.token } });
 
     userData = fs.mkdtempSync(path.join(os.tmpdir(), 'dida-todo-chromium-'));
@@ -98,7 +98,11 @@ describe.skipIf(!ENABLED)('/dida slash commands in dsh web (real browser)', () =
     await composer().pressSequentially('/dida bind 工作清单', { delay: 5 });
     await composer().press('Enter');
     const config = path.join(home, '.test-xdg', 'config', 'dida-todo', 'config.yaml');
-    await expect.poll(() => fs.readFileSync(config, 'utf8'), { timeout: 15_000 }).toContain(project);
+    await expect.poll(() => fs.readFileSync(config, 'utf8'), { timeout: 15_000 }).toContain(project).catch((error: unknown) => {
+      console.log(fs.readFileSync(config, 'utf8'));
+      console.log(web.stderr().slice(-3000));
+      throw error;
+    });
     expect(model.requests).toEqual([]);
   });
 
