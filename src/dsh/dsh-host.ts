@@ -9,6 +9,8 @@ import { AgentTracker, inBackground, type AgentTrack } from './agent-tracker';
 import { systemClock, type Clock } from './clock';
 import { Continuation, liveFacts } from './continuation';
 import { DeskAskLoader, registerDeskSeams } from './desk-seams';
+import { HostSeams } from './host-seams';
+import { SeamWatch } from './seam-watch';
 import { UsageMeter } from './usage-meter';
 import type { CrashRecovery } from './crash-recovery';
 import { IdleSettle } from './idle-settle';
@@ -52,6 +54,8 @@ export interface HostOptions {
   isAlive?: (pid: number) => boolean;
   /** This process's mark on the turns it opens (tests start two "processes" in one). */
   mark?: string;
+  /** What this dsh lacks (the first-load layer's; by default one that keeps no report). */
+  seams?: HostSeams;
 }
 
 export class DshHost {
@@ -80,6 +84,7 @@ export class DshHost {
   /** dsh's own questions and approvals of sessions holding a Work, in Dida (desk-asks.ts). */
   readonly desk: DeskAskLoader;
   private slash: Promise<SlashCommands> | undefined;
+  private readonly watch: SeamWatch;
 
   constructor(
     private readonly ctx: HostContext,
@@ -113,7 +118,9 @@ export class DshHost {
       log,
       lifetime: this.lifetime.signal,
       newId: options.newId ?? randomUUID,
+      seams: options.seams ?? new HostSeams({ log, version: undefined }),
     };
+    this.watch = new SeamWatch(this.deps, this.deps.seams!);
     this.sync = new ListSync(this.deps);
     this.binding = new LiveBinding(this.deps, (track) => this.sync.start(track, 'session'));
     this.counter = new StretchCounter(this.deps);
@@ -220,6 +227,7 @@ export class DshHost {
    */
   async onRequestError(args: RequestErrorArgs, next: () => Promise<unknown>, personWrote?: () => boolean): Promise<unknown> {
     const track = this.tracker.get(args.agent.id);
+    this.watch.sawRequestError(track);
     const mark = track?.humanCount ?? 0;
     const wrote = () => (personWrote?.() ?? false) || (this.tracker.get(args.agent.id)?.humanCount ?? 0) !== mark;
     const upstream = await next();
@@ -269,6 +277,7 @@ export class DshHost {
       const id = call.exec.agent?.id;
       if (event && id) await this.counter.note(id, event);
       await this.phone.afterToolCall(call);
+      this.watch.noteSession(id ? this.tracker.get(id) : undefined);
     } catch (error) {
       log(`after ${call.tool}: ${messageOf(error)}`);
     }
@@ -336,6 +345,7 @@ export class DshHost {
     if (!track || track.subagent) return;
     this.panel.observe(track, event);
     if (event?.type === 'todo/write' && track.binding) inBackground(track, this.markers.noteFacts(track.sessionId, liveFacts(this.deps, track)), log, 'recording the open todo items');
+    this.watch.observe(track, event);
     if (event?.type === 'turn/end') {
       const reason = String(event.data?.reason?.kind ?? '');
       inBackground(track, this.counter.note(track.sessionId, { kind: 'turn_end', reason }), log, 'resetting the continuation counter');
@@ -345,6 +355,7 @@ export class DshHost {
   /** Publishes the panel, then adds this turn's queue and pending notes to the step's messages. */
   async onPreStep(args: PreStepArgs, next: () => Promise<PreStepDecision>): Promise<PreStepDecision> {
     const track = this.tracker.get(args.agent.id);
+    this.watch.sawPreStep(track);
     if (!track || track.subagent) return next();
     await Promise.race([track.ready, this.deps.clock.wait(READY_WAIT_MS, [this.lifetime.signal])]);
     await this.panel.publish(track, args.turn);

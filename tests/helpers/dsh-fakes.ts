@@ -230,6 +230,7 @@ export function fakeEngine(overrides: Partial<Record<keyof EnginePort, AnyFn>> =
     waitForModelFailure: vi.fn<AnyFn>(async () => undefined),
     noteWaitUntil: vi.fn<AnyFn>(async () => false),
     waitAfterAttempts: vi.fn<AnyFn>(async () => undefined),
+    noteHostGap: vi.fn<AnyFn>(async () => false),
   };
   for (const [name, fn] of Object.entries(overrides) as Array<[keyof EnginePort, AnyFn]>) {
     engine[name] = vi.isMockFunction(fn) ? (fn as Mock<AnyFn>) : vi.fn<AnyFn>(fn);

@@ -61,7 +61,7 @@ describe('DshHost.start', () => {
     const t = setup();
     expect(t.host.tools.map((tool) => tool.name).sort()).toEqual(['dida_todo_setup', 'todo', 'todo_work']);
     expect([...t.host.listeners.keys()].sort()).toEqual(
-      ['agent/created', 'agent/disposed', 'agent/inbox/inserted', 'agent/pre-step', 'agent/request-error', 'agent/status', 'session/event'].sort(),
+      ['agent/created', 'agent/disposed', 'agent/inbox/inserted', 'agent/pre-step', 'agent/request-error', 'agent/status', 'approval/request', 'session/event'].sort(),
     );
     expect(t.host.sections.map((s) => s.name)).toEqual(['dida-todo']);
     await t.host.dispose();

@@ -108,6 +108,9 @@ describe('plugin entry shape', () => {
       queueTriggers: ['检查todo'],
       progressWindowSeconds: 60,
       stopPhrases: ['停', '暂停', 'stop', 'pause'],
+      askInDida: true,
+      maxAnswerWaitMinutes: 30,
+      oneShotAnswerWaitMinutes: 10,
       dida: { region: 'dida365', timeoutMs: 15_000 },
     });
   });
@@ -158,7 +161,7 @@ describe('apply with a fake host', () => {
     mod.apply(host.ctx as never, rowConfig());
     try {
       expect([...host.listeners.keys()].sort()).toEqual(
-        ['agent/created', 'agent/disposed', 'agent/inbox/inserted', 'agent/pre-step', 'agent/request-error', 'agent/status', 'session/event'].sort(),
+        ['agent/created', 'agent/disposed', 'agent/inbox/inserted', 'agent/pre-step', 'agent/request-error', 'agent/status', 'approval/request', 'session/event'].sort(),
       );
       for (const list of host.listeners.values()) expect(list).toHaveLength(1);
       expect(host.sections).toHaveLength(1);
@@ -301,7 +304,7 @@ describe('continuation through agent/request-error', () => {
       // The note is appended to the session's history, so the retried request itself carries it.
       const notes = agent.session.append.mock.calls.filter((c: unknown[]) => c[0] === 'user/message');
       expect(notes).toHaveLength(1);
-      expect(notes[0]![1].source).toEqual({ kind: 'plugin', plugin: 'dida-todo', form: 'notice' });
+      expect(notes[0]![1].source).toEqual({ kind: 'dida-todo', plugin: 'dida-todo', form: 'notice' });
       expect(notes[0]![2]).toEqual({ surfaceOp: 'append' });
       expect(agent.inject).not.toHaveBeenCalled();
       expect(readState().sessions[agent.id].autoAttempts).toBe(1);
