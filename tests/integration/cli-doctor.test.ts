@@ -78,7 +78,7 @@ describe('dida-todo doctor', () => {
     const { code, json, out } = await doctor({});
     expect(code).toBe(1);
     expect(json.ok).toBe(false);
-    expect(json.checks.map((c) => c.id)).toEqual(['node', 'dsh', 'dsh-node', 'overlay', 'bundle', 'config', 'token', 'binding']);
+    expect(json.checks.map((c) => c.id)).toEqual(['node', 'dsh', 'dsh-node', 'overlay', 'bundle', 'dsh-seams', 'config', 'token', 'binding']);
     const c = byId(json);
     expect(c.node?.status).toBe('ok');
     expect(c.dsh).toMatchObject({ status: 'fail', fix: ['install dsh 0.1.0-rc.8 as the README shows: https://github.com/dida-todo/dida-todo#install-and-use'] });
@@ -341,7 +341,7 @@ describe('dida-todo doctor --profile sdk', () => {
     const { code, json } = await doctor({ PATH: `${bin}${path.delimiter}${basePath}` }, ['--profile', 'sdk']);
     expect(json.checks.filter((c) => c.status !== 'ok')).toEqual([]);
     expect(code).toBe(0);
-    expect(json.checks.map((c) => c.id)).toEqual(['node', 'dsh', 'dsh-node', 'pnpm', 'hmr', 'overlay', 'bundle', 'sdk-workspace', 'sdk-packages', 'sdk-rows', 'config', 'token', 'binding']);
+    expect(json.checks.map((c) => c.id)).toEqual(['node', 'dsh', 'dsh-node', 'pnpm', 'hmr', 'overlay', 'bundle', 'dsh-seams', 'sdk-workspace', 'sdk-packages', 'sdk-rows', 'config', 'token', 'binding']);
     expect(byId(json).bundle?.detail).toBe(`dida-todo ${PACKAGE_VERSION} is installed in the sdk profile.`);
     // The web profile gets none of the sdk lines.
     const web = (await doctor({ PATH: `${bin}${path.delimiter}${basePath}` })).json;
