@@ -3,7 +3,7 @@
 // continuation and the phone loop a comment on the Work that loses it (seam-notices.ts). Nothing here throws.
 import { readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
-import { readFileIfExists, writeFileAtomic } from '../store/atomic-file';
+import { ensureDir, readFileIfExists, writeFileAtomic } from '../store/atomic-file';
 import { ownSourceKind, type HostAgent, type HostContext } from './ports';
 
 /** What a Work loses when its session's dsh lacks a surface: automatic continuation, or the phone loop. */
@@ -239,6 +239,7 @@ export class HostSeams {
         const sourceKind = ownSourceKind();
         if (before && before.sourceKind === sourceKind && before.missing.join() === missing.join()) return;
         report.dsh[version] = { at: (this.options.now ?? Date.now)(), missing, sourceKind };
+        await ensureDir(path.dirname(file));
         await writeFileAtomic(file, `${JSON.stringify(report, null, 2)}\n`);
       })
       .catch((error: unknown) => this.options.log(`could not keep what this dsh lacks in ${file}: ${error instanceof Error ? error.message : String(error)}`));

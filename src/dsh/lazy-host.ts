@@ -86,7 +86,7 @@ export class LazyHost {
       this.onAgent(agent, (h) => h.onCreated(agent));
     });
     this.listen('agent/status', ({ agent, status }: { agent: HostAgent; status: string }) => this.onAgent(agent, (h) => h.onStatus(agent, status)));
-    this.listen('agent/inbox/inserted', ({ agent, message }: { agent: HostAgent; message: UserMessageLike }) => this.onInbox(agent, message), 'inbox');
+    this.listen('agent/inbox/inserted', ({ agent, message }: { agent: HostAgent; message: UserMessageLike }) => this.onInbox(agent, message, 'event'), 'inbox');
     this.listen('agent/disposed', ({ agent }: { agent: HostAgent }) => {
       this.forget(agent.id);
       this.when((h) => void h.release(agent.id));
@@ -99,6 +99,7 @@ export class LazyHost {
     this.listen(
       'agent/pre-step',
       async (args: PreStepArgs, next: () => Promise<PreStepDecision>) => {
+        for (const message of args?.messages ?? []) this.unqueued(args.agent, message, 'claimed');
         const host = await this.current();
         return host ? host.onPreStep(args, next) : next();
       },
@@ -158,16 +159,22 @@ export class LazyHost {
     this.seams.announce(this.ctx);
   }
 
-  /**
-   * A person's message dsh admitted: one it never queued through agent/inbox/inserted means this dsh lacks that event,
-   * and the message is taken as the person's now (later than the event would have told it, but not lost).
-   */
+  /** A person's message dsh admitted (the last place one it never queued can be noticed); its id is done with. */
   private admitted(session: { id: string }, event: SessionEvent): void {
     const message = event?.type === 'user/message' ? (event.data as UserMessageLike | undefined) : undefined;
-    if (!message || typeof message.id !== 'string' || !isPersonSource(message.source) || this.inboxIds.delete(message.id)) return;
-    this.seams.lack('inbox', `a person's message in session ${session.id} was admitted without it`);
-    const agent = this.seen.get(session.id) ?? (this.ctx.agents.get(session.id) as HostAgent | undefined);
-    if (agent) this.onInbox(agent, message, true);
+    const agent = message ? (this.seen.get(session.id) ?? (this.ctx.agents.get(session.id) as HostAgent | undefined)) : undefined;
+    if (message && agent && !this.unqueued(agent, message, 'admitted')) this.inboxIds.delete(message.id);
+  }
+
+  /**
+   * A person's message a step claims or dsh admits that never came through agent/inbox/inserted: this dsh lacks that
+   * event, and the message is taken as the person's now (at the step that claims it, as the event would have been).
+   */
+  private unqueued(agent: HostAgent, message: UserMessageLike, how: 'claimed' | 'admitted'): boolean {
+    if (!agent || typeof message?.id !== 'string' || !isPersonSource(message.source) || this.inboxIds.has(message.id)) return false;
+    this.seams.lack('inbox', `a person's message in session ${agent.id} was ${how} without it`);
+    this.onInbox(agent, message, how);
+    return true;
   }
 
   /** Whether the full host was loaded (or is loading). */
@@ -244,10 +251,10 @@ export class LazyHost {
   }
 
   /** A person's message: handed to the host, or kept for it while the session's host is put off (the queue phrase loads it). */
-  private onInbox(agent: HostAgent, message: UserMessageLike, admitted = false): void {
+  private onInbox(agent: HostAgent, message: UserMessageLike, how: 'event' | 'claimed' | 'admitted'): void {
     if (isPersonSource(message?.source)) {
       this.humanCounts.set(agent.id, (this.humanCounts.get(agent.id) ?? 0) + 1);
-      if (!admitted && typeof message.id === 'string') this.rememberInbox(message.id);
+      if (how !== 'admitted' && typeof message.id === 'string') this.rememberInbox(message.id, how === 'event');
     }
     const kept = this.host || this.loading ? undefined : this.deferred.get(agent.id);
     if (!kept) {
@@ -297,8 +304,8 @@ export class LazyHost {
   }
 
   /** Keeps the id of a queued message of a person until dsh admits it (the oldest go first beyond INBOX_IDS_MAX). */
-  private rememberInbox(id: string): void {
-    this.seams.present('inbox');
+  private rememberInbox(id: string, byEvent: boolean): void {
+    if (byEvent) this.seams.present('inbox');
     this.inboxIds.add(id);
     if (this.inboxIds.size > INBOX_IDS_MAX) this.inboxIds.delete(this.inboxIds.values().next().value as string);
   }
