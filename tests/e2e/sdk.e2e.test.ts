@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
+import { isOwnSource } from '../../src/dsh/ports';
 import type { Simulator } from '../../src/sim/simulator';
 import { rateLimit, stall, text, toolCall, type FakeModel, type RecordedRequest } from './harness/fake-model';
 import { ensureDsh, eventsOf, readSessionLogs, repoRoot, type SessionEvent } from './harness/dsh-run';
@@ -209,7 +210,7 @@ describe('dida-todo in the sdk profile', () => {
     const events = second.events(sessionId);
     expect(turnEnds(events)).toEqual([{ kind: 'completed' }]);
     expect(second.statuses(sessionId)).toContain('running');
-    const recovery = events.find((e) => e.type === 'user/message' && e.data?.source?.plugin === 'dida-todo');
+    const recovery = events.find((e) => e.type === 'user/message' && isOwnSource(e.data?.source));
     expect(JSON.stringify(recovery?.data?.content)).toContain(RECOVERY_NOTE);
     // The model was asked within the same session, and the log on disk closes the cut turn as interrupted.
     const resumed = model.chatRequests().slice(chatsBefore);
