@@ -118,6 +118,9 @@ describe('dida-todo in the sdk profile', () => {
       { content: '收集变更', status: 'completed' },
       { content: '写草稿', status: 'completed' },
     ]);
+    // The sdk profile on rc.8 offers every surface the bundle uses (its seam report: decision 0122).
+    const seams = JSON.parse(fs.readFileSync(path.join(home, '.test-xdg', 'state', 'dida-todo', 'dsh-seams.json'), 'utf8'));
+    expect(seams.dsh['0.1.0-rc.8']).toMatchObject({ missing: [], sourceKind: 'dida-todo' });
   });
 
   it('(2) a rate limit that outlasts dsh\'s own retries (429 ×6) is continued inside the running process and the Work gets done', async () => {
