@@ -191,7 +191,7 @@ export class HostSeams {
     if (typeof get('systemPrompt')?.section !== 'function') this.lack('systemPrompt');
     if (typeof get('commands')?.register !== 'function') this.lack('commands');
     if (typeof get('sessionProjections')?.snapshot !== 'function') this.lack('panel');
-    if (typeof ctx.agents?.resume !== 'function') this.lack('resume');
+    if (typeof ctx?.agents?.resume !== 'function') this.lack('resume');
   }
 
   /** The first top-level session's agent: what dsh lets the bundle do with it. */
