@@ -13,7 +13,7 @@ import { GRANT_HEAD } from '../../src/dsh/queue-grant';
 import type { Simulator } from '../../src/sim/simulator';
 import { contentFilter, text, toolCall, type FakeModel } from './harness/fake-model';
 import { createSession, prompt } from './harness/web-api';
-import { ensureDsh, eventsOf, installBundle, readSessionLogs, repoRoot, runHeadless, startWeb } from './harness/dsh-run';
+import { cliEnv, ensureDsh, eventsOf, installBundle, readSessionLogs, repoRoot, runHeadless, startWeb } from './harness/dsh-run';
 import { useDshWorld } from './harness/world';
 
 let model: FakeModel;
@@ -87,15 +87,7 @@ describe('the surfaces of dsh 0.1.0-rc.8', () => {
     expect(report().dsh['0.1.0-rc.8']).toMatchObject({ missing: [], sourceKind: 'dida-todo' });
 
     const install = await ensureDsh();
-    const env = {
-      PATH: [install.nodeBinDir, install.pnpmBinDir, path.dirname(install.dshBin), '/usr/bin', '/bin'].join(path.delimiter),
-      HOME: home,
-      DSH_HOME: home,
-      XDG_CONFIG_HOME: path.join(home, '.test-xdg', 'config'),
-      XDG_STATE_HOME: path.join(home, '.test-xdg', 'state'),
-      DIDA_TODO_E2E_CACHE: path.join(home, 'no-demo-cache'),
-      LANG: 'en_US.UTF-8',
-    };
+    const env = cliEnv(install, home);
     const run = await promisify(execFile)(process.execPath, [path.join(repoRoot, 'dsh-plugin', 'cli.mjs'), 'doctor', '--json', '--profile', 'headless'], { env, cwd: project, timeout: 90_000 }).catch((e: { stdout: string }) => e);
     const checks = Object.fromEntries((JSON.parse(run.stdout) as { checks: Array<{ id: string; status: string; detail: string }> }).checks.map((c) => [c.id, c]));
     expect(checks.dsh).toMatchObject({ status: 'ok', detail: expect.stringContaining('0.1.0-rc.8') });

@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { isOwnSource } from '../../src/dsh/ports';
 import type { Simulator } from '../../src/sim/simulator';
 import { rateLimit, stall, text, toolCall, type FakeModel, type RecordedRequest } from './harness/fake-model';
-import { ensureDsh, eventsOf, readSessionLogs, repoRoot, type SessionEvent } from './harness/dsh-run';
+import { cliEnv, ensureDsh, eventsOf, readSessionLogs, repoRoot, type SessionEvent } from './harness/dsh-run';
 import { installSdkProfile, startSdk, type SdkProcess } from './harness/sdk-client';
 import { useDshWorld } from './harness/world';
 import { readEngineStateFile } from '../helpers/engine-state-file';
@@ -309,15 +309,7 @@ describe('dida-todo in the sdk profile', () => {
   it('(6) `dida-todo doctor --profile sdk` passes on the profile assembled this way, and names what breaks it', async () => {
     await installSdkProfile(home);
     const install = await ensureDsh();
-    const env = {
-      PATH: [install.nodeBinDir, install.pnpmBinDir, path.dirname(install.dshBin), '/usr/bin', '/bin'].join(path.delimiter),
-      HOME: home,
-      DSH_HOME: home,
-      XDG_CONFIG_HOME: path.join(home, '.test-xdg', 'config'),
-      XDG_STATE_HOME: path.join(home, '.test-xdg', 'state'),
-      DIDA_TODO_E2E_CACHE: path.join(home, 'no-demo-cache'),
-      LANG: 'en_US.UTF-8',
-    };
+    const env = cliEnv(install, home);
     const doctor = async (...args: string[]) => {
       const run = await promisify(execFile)(process.execPath, [path.join(repoRoot, 'dsh-plugin', 'cli.mjs'), 'doctor', '--json', ...args], { env, cwd: project, timeout: 90_000 }).catch((e: { stdout: string }) => e);
       return Object.fromEntries((JSON.parse(run.stdout) as { checks: Array<{ id: string; status: string; detail: string; fix: string[] }> }).checks.map((c) => [c.id, c]));

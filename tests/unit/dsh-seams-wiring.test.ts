@@ -6,15 +6,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } from 'vitest';
-import { getLocale } from '../../src/core/text/locale';
 import type { WorkEngine } from '../../src/core/engine/work-engine';
 import { DshHost } from '../../src/dsh/dsh-host';
 import { HostSeams } from '../../src/dsh/host-seams';
 import * as plugin from '../../src/dsh/index';
 import { registerDeskSeams } from '../../src/dsh/desk-seams';
 import { RowConfig } from '../../src/dsh/row-config';
-import type { Runtime } from '../../src/wiring/runtime';
-import { bound, fakeEngine, flush, memoryConfig, memoryState, work } from '../helpers/dsh-fakes';
+import { bound, fakeEngine, fakeRuntime, flush, memoryConfig, memoryState, work } from '../helpers/dsh-fakes';
 import { fakeAgent, fakeHost, type FakeAgent } from '../helpers/dsh-host-fake';
 
 const CWD = '/work/project';
@@ -90,19 +88,7 @@ describe('apply on a dsh that lacks or reshapes what the bundle registers', () =
 function setup(services: Record<string, unknown> = {}) {
   const state = memoryState();
   const engine = fakeEngine({ noteHostGap: async () => true });
-  const runtime = {
-    config: memoryConfig(bound(CWD)),
-    state,
-    locks: { withLock: (_k: string, fn: () => Promise<unknown>) => fn() },
-    locale: getLocale('en'),
-    hostLabel: 'host-a',
-    corruptions: [],
-    gateway: vi.fn(async () => Promise.reject(new Error('no gateway here'))),
-    tokenSource: vi.fn(async () => undefined),
-    account: vi.fn(async () => Promise.reject(new Error('no account here'))),
-    paths: { lockDir: path.join(dir, 'locks') },
-    close: vi.fn(async () => undefined),
-  } as unknown as Runtime;
+  const runtime = fakeRuntime(state, memoryConfig(bound(CWD)), path.join(dir, 'locks'));
   const host = fakeHost(services);
   const lines: string[] = [];
   const seams = new HostSeams({ log: (l) => lines.push(l), version: '0.2.0-rc.2' });
@@ -118,9 +104,15 @@ function setup(services: Record<string, unknown> = {}) {
     await flush();
     return agent;
   };
+  /** The session holds Work `key` (its current Work) with steps of these statuses. */
+  const holds = (agent: FakeAgent, key: string, steps: Parameters<typeof work>[1]) =>
+    state.update((s) => {
+      s.works[key] = work(key, steps);
+      s.sessions[agent.id] = { touched: [key], currentWork: key, autoAttempts: 0, updatedAt: 0 };
+    });
   const event = (agent: FakeAgent, type: string, data: unknown) => host.emit('session/event', { id: agent.id }, { type, data });
   const preStep = (agent: FakeAgent, step: number) => host.waterfall('agent/pre-step', { agent, turn: 1, step, messages: [] }, async () => ({ kind: 'enter', messages: [] }));
-  return { host, plugin, seams, lines, engine, state, create, event, preStep };
+  return { host, plugin, seams, lines, engine, state, create, holds, event, preStep };
 }
 
 describe('hooks only a running session shows', () => {
@@ -148,10 +140,7 @@ describe('hooks only a running session shows', () => {
   it('a turn that fails on a model request without the request-error hook: continuation is missing, and the Work is told', async () => {
     const t = setup();
     const agent = await t.create();
-    await t.state.update((s) => {
-      s.works.w1 = work('w1', ['in_progress']);
-      s.sessions[agent.id] = { touched: ['w1'], currentWork: 'w1', autoAttempts: 0, updatedAt: 0 };
-    });
+    await t.holds(agent, 'w1', ['in_progress']);
     const failed = { kind: 'error', error: { code: 'RATE_LIMIT', message: 'limit' } };
     // With the hook in the turn: nothing missing.
     t.event(agent, 'turn/start', { turn: 1 });
@@ -167,10 +156,7 @@ describe('hooks only a running session shows', () => {
     // A fresh host whose dsh never calls the hook.
     const u = setup();
     const other = await u.create('s2');
-    await u.state.update((s) => {
-      s.works.w2 = work('w2', ['in_progress']);
-      s.sessions[other.id] = { touched: ['w2'], currentWork: 'w2', autoAttempts: 0, updatedAt: 0 };
-    });
+    await u.holds(other, 'w2', ['in_progress']);
     u.event(other, 'turn/start', { turn: 1 });
     u.event(other, 'turn/end', { turn: 1, reason: failed });
     expect(u.seams.lacks('requestError')).toBe(true);
@@ -182,27 +168,18 @@ describe('hooks only a running session shows', () => {
   it("a published list that reaches no todos projection: the panel is missing (once); one that does: it is there", async () => {
     const t = setup({ sessionProjections: { snapshot: () => ({ values: {} }) } });
     const agent = await t.create();
-    await t.state.update((s) => {
-      s.works.w1 = work('w1', ['in_progress', 'pending']);
-      s.sessions[agent.id] = { touched: ['w1'], currentWork: 'w1', autoAttempts: 0, updatedAt: 0 };
-    });
+    await t.holds(agent, 'w1', ['in_progress', 'pending']);
     await t.preStep(agent, 1);
     expect(agent.session.append).toHaveBeenCalledWith('todo/write', expect.anything());
     expect(t.seams.lacks('panel')).toBe(true);
     const u = setup();
     const other = await u.create();
-    await u.state.update((s) => {
-      s.works.w1 = work('w1', ['in_progress']);
-      s.sessions[other.id] = { touched: ['w1'], currentWork: 'w1', autoAttempts: 0, updatedAt: 0 };
-    });
+    await u.holds(other, 'w1', ['in_progress']);
     await u.preStep(other, 1);
     expect(u.seams.lacks('panel')).toBe(false);
     const v = setup({ sessionProjections: { snapshot: () => { throw new Error('unknown session'); } } });
     const third = await v.create();
-    await v.state.update((s) => {
-      s.works.w1 = work('w1', ['in_progress']);
-      s.sessions[third.id] = { touched: ['w1'], currentWork: 'w1', autoAttempts: 0, updatedAt: 0 };
-    });
+    await v.holds(third, 'w1', ['in_progress']);
     await v.preStep(third, 1);
     expect(v.seams.lacks('panel')).toBe(true);
     for (const x of [t, u, v]) await x.plugin.dispose();

@@ -434,6 +434,22 @@ export async function readSessionLogs(home: string): Promise<SessionLog[]> {
   return logs.sort((a, b) => (a.header?.createdAt ?? 0) - (b.header?.createdAt ?? 0));
 }
 
+/**
+ * The environment `dida-todo` (doctor) runs in beside a test's dsh: the installed dsh, its Node and pnpm first on PATH,
+ * and the same home, DSH_HOME and dida-todo XDG directories the dsh children get.
+ */
+export function cliEnv(install: DshInstall, home: string): Record<string, string> {
+  return {
+    PATH: [install.nodeBinDir, install.pnpmBinDir, path.dirname(install.dshBin), '/usr/bin', '/bin'].join(path.delimiter),
+    HOME: home,
+    DSH_HOME: home,
+    XDG_CONFIG_HOME: path.join(home, '.test-xdg', 'config'),
+    XDG_STATE_HOME: path.join(home, '.test-xdg', 'state'),
+    DIDA_TODO_E2E_CACHE: path.join(home, 'no-demo-cache'),
+    LANG: 'en_US.UTF-8',
+  };
+}
+
 /** Events of one type in a log. */
 export function eventsOf(log: SessionLog, type: string): SessionEvent[] {
   return log.events.filter((e) => e.type === type);
