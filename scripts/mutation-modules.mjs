@@ -17,7 +17,7 @@ const GROUPS = {
     tests: [UNIT],
   },
   'core-engine': {
-    mutate: ['core/engine/work-engine', 'core/engine/sync', 'core/review/finalize'],
+    mutate: ['core/engine/work-engine', 'core/engine/sync', 'core/engine/session-stops', 'core/review/finalize'],
     tests: [UNIT, ...it('engine-facade', 'engine-background-claim', 'engine-sync', 'engine-sync-paths', 'engine-sync-fresh', 'engine-finalize', 'engine-finalize-answer', 'engine-acceptance', 'engine-phone', 'engine-phone-answers', 'engine-person-edits', 'engine-lifecycle', 'engine-behaviour', 'tools-todo', 'tools-work', 'review-evidence', 'route-tags')],
   },
   'core-work': {
@@ -25,7 +25,7 @@ const GROUPS = {
     tests: [UNIT, ...it('engine-work-io', 'engine-waiting', 'engine-acceptance', 'engine-queue-view', 'engine-phone-answers', 'engine-lifecycle')],
   },
   'core-write': {
-    mutate: ['core/queue/claims', 'core/work/outbox', 'core/work/own-creates', 'core/work/task-writer'],
+    mutate: ['core/queue/claims', 'core/queue/claim-holders', 'core/work/outbox', 'core/work/own-creates', 'core/work/task-writer'],
     tests: [UNIT, ...it('engine-claims', 'engine-outbox', 'engine-own-creates', 'engine-task-writer', 'engine-person-edits', 'engine-background-claim', 'claim-release', 'engine-lifecycle')],
   },
   'core-phone': {

@@ -39,6 +39,8 @@ function describeIssue(issue: Issue): string {
 
 function kindOf(value: unknown): string {
   if (value === null) return 'null';
+  // YAML's .inf and .nan are numbers, yet no setting takes them: say which one it was.
+  if (typeof value === 'number' && !Number.isFinite(value)) return Number.isNaN(value) ? 'NaN (not a number)' : String(value);
   if (Array.isArray(value)) return 'an array';
   return typeof value === 'object' ? 'an object' : typeof value;
 }

@@ -8,13 +8,12 @@ import type { WorkEngine } from '../core/engine/work-engine';
 import { isSettled, type EngineState, type WorkRecord } from '../core/work/work-state';
 import { withRequestPriority } from '../dida/request-budget';
 import { findBinding, type Binding, type DidaTodoConfig } from '../store/config-store';
-import { processAlive } from '../common/process-alive';
+import { processAlive, processStopped } from '../common/process-alive';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
 import { PollElection } from './poll-election';
 import { forgetWoken, removeOffer, sharedWork, writeOffer, writeWoken, type MarkedRecord } from './poll-marks';
-import { pollDue, QUIET_STEP_MS, type ListPace, type PollPace } from './poll-pace';
-import { nextPacedLook } from '../core/engine/sync-looks';
+import { nextPacedLook, pollDue, QUIET_STEP_MS, type ListPace, type PollPace } from './poll-pace';
 import { pollNote, type PollCandidate, type Poller } from './poller';
 import { retrySettles } from './poll-upkeep';
 import { resumePending, turnPending, type TurnMarker } from './turn-markers';
@@ -37,6 +36,8 @@ export interface MachinePollerOptions {
   engine: () => Promise<WorkEngine>;
   pid?: number;
   isAlive?: (pid: number) => boolean;
+  /** Whether a live process looks at the state now (a stopped one, Ctrl-Z, cannot take a hand-over). */
+  canLook?: (pid: number) => boolean;
   /** Runs after the leader read a list, and in other processes when an answer waits for one of their sessions. */
   afterRead?: () => Promise<void>;
   tickMs?: number;
@@ -46,6 +47,7 @@ export class MachinePoller {
   private readonly election: PollElection;
   private readonly pid: number;
   private readonly isAlive: (pid: number) => boolean;
+  private readonly canLook: (pid: number) => boolean;
   private readonly lists = new Map<string, ListPace>();
   private pace: PollPace = { baseMs: 20_000, ceilingMs: 10 * 60_000 };
   private stop: (() => void) | undefined;
@@ -66,6 +68,7 @@ export class MachinePoller {
   ) {
     this.pid = options.pid ?? process.pid;
     this.isAlive = options.isAlive ?? processAlive;
+    this.canLook = options.canLook ?? ((pid) => !processStopped(pid));
     this.election = new PollElection(options.lockDir, { now: () => deps.clock.now(), log: deps.log });
   }
 
@@ -260,7 +263,7 @@ export class MachinePoller {
 
   /** Whether the record is a live session of another process of this machine that takes part in polling. */
   private liveElsewhere(record: MarkedRecord): boolean {
-    return record.livePid !== undefined && record.livePid !== this.pid && record.pollReady === record.livePid && this.isAlive(record.livePid);
+    return record.livePid !== undefined && record.livePid !== this.pid && record.pollReady === record.livePid && this.isAlive(record.livePid) && this.canLook(record.livePid);
   }
 
   /** The idle bound sessions of `projectId` on the machine: this process's tracks, and other processes' records. */
@@ -350,13 +353,13 @@ export class MachinePoller {
     this.deps.log(`claimed Work ${key} for session ${sessionId} of another process and handed it over`);
   }
 
-  /** Offers nobody will take (process gone, or no look for OFFER_TTL_MS): removed, and the Work's claim released. */
+  /** Offers nobody will take (process gone or stopped, or no look for OFFER_TTL_MS): removed, and the Work's claim released. */
   private async withdrawStale(projectId: string, state: EngineState, now: number): Promise<void> {
     for (const [sessionId, raw] of Object.entries(state.sessions)) {
       const record = raw as MarkedRecord;
       const offer = record.pollOffer;
       if (!offer || offer.projectId !== projectId) continue;
-      const alive = record.livePid !== undefined && this.isAlive(record.livePid);
+      const alive = record.livePid !== undefined && this.isAlive(record.livePid) && this.canLook(record.livePid);
       if (alive && now - offer.at < OFFER_TTL_MS) continue;
       if (!(await removeOffer(this.deps.state, sessionId, offer.key))) continue;
       await this.release(await this.options.engine(), sessionId, offer.key, alive ? 'its session did not take it in time' : 'the process of its session has ended');
@@ -390,7 +393,6 @@ export class MachinePoller {
       }
     }
   }
-
 }
 
 export { DEFAULT_POLL_SECONDS, pollInterval, pollPaceFrom, type PollPace } from './poll-pace';

@@ -7,13 +7,17 @@ import { stopForSpend } from '../core/phone/spend-stop';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
 import type { EngineState } from '../core/work/work-state';
-import type { PreStepArgs, ToolExecution } from './ports';
+import { pluginMessage, type PreStepArgs, type ToolExecution } from './ports';
 
 /** The cause the cancelled turn ends with (`turn/end` `{kind:'aborted', reason:{kind:'hook', reason}}`). */
 export const PAUSE_CANCEL_REASON = 'dida-todo: the person paused the Work in Dida';
 
 /** A boundary waits at most this long for its look at Dida; a slower look finishes (and may still stop the turn) later. */
 export const PAUSE_CHECK_WAIT_MS = 3_000;
+
+/** What the model is told at the first step of a turn while its session's current Work is paused by the person. */
+export const PAUSED_NOTE = (key: string) =>
+  `[dida-todo] Work ${key} is paused: the person paused it in Dida (or with /dida pause), so leave its steps as they are. If they asked you in this conversation to continue it, call todo_work resume first (Dida then shows it resumed); otherwise help with what they ask and tell them it is paused.`;
 
 /** What one session's stretch has seen: the current Work's priority while it ran, and when Dida was last read. */
 interface Seen {
@@ -33,6 +37,8 @@ interface RanWith {
 
 export class PauseGuard {
   private readonly seen = new WeakMap<AgentTrack, Seen>();
+  /** The turn each session was last told its Work is paused in. */
+  private readonly noted = new WeakMap<AgentTrack, number>();
 
   constructor(
     private readonly deps: AdapterDeps,
@@ -44,9 +50,39 @@ export class PauseGuard {
    * Before a step. At the first step of a turn a person's message opened, a pause found is applied but the turn goes on
    * (the person is talking to the session); anywhere else the turn is cancelled.
    */
-  async beforeStep(track: AgentTrack, args: Pick<PreStepArgs, 'step' | 'messages'>): Promise<void> {
+  async beforeStep(track: AgentTrack, args: Pick<PreStepArgs, 'step' | 'messages'> & { turn?: number }): Promise<void> {
     const personOpened = args.step === 1 && (args.messages ?? []).some((m) => m?.source?.kind === 'user');
     await this.bounded(track, this.atBoundary(track, !personOpened));
+    if (args.step === undefined || args.step === 1) await this.notePaused(track, args.turn);
+  }
+
+  /**
+   * At the first step of a turn: when the session's current Work is paused by the person, the model is told so (once
+   * per turn), so a turn the person opens does not carry on with it; the step tools refuse it too.
+   */
+  private async notePaused(track: AgentTrack, turn: number | undefined): Promise<void> {
+    try {
+      const state = await this.deps.state.read();
+      const key = state.sessions[track.sessionId]?.currentWork;
+      const work = key ? state.works[key] : undefined;
+      if (!key || work?.phase !== 'open' || !work.waiting?.pausedBy) return;
+      if (turn !== undefined && this.noted.get(track) === turn) return;
+      if (turn !== undefined) this.noted.set(track, turn);
+      track.pendingNotes.push(pluginMessage(PAUSED_NOTE(key), this.deps.newId()));
+    } catch (error) {
+      this.deps.log(`could not tell the model its Work is paused: ${messageOf(error)}`);
+    }
+  }
+
+  /**
+   * After the poller read the lists: the idle sessions' current Works are looked at in the state it just wrote (no
+   * request), so a priority set to none between turns is acknowledged in Dida at once.
+   */
+  async afterPoll(): Promise<void> {
+    for (const track of this.deps.tracker.all()) {
+      if (track.subagent || !track.binding || track.agent.status !== 'idle') continue;
+      await this.atBoundary(track, false, { readDida: false });
+    }
   }
 
   /** After a `todo` or `todo_work` call of a session (before its result is returned). */
@@ -67,18 +103,13 @@ export class PauseGuard {
     await Promise.race([look, this.deps.clock.wait(PAUSE_CHECK_WAIT_MS, [this.deps.lifetime, done.signal])]);
   }
 
-  /** The session went idle: the next run starts its stretch afresh (also after a restart). */
+  /**
+   * The session went idle. The priority its current Work ran with is kept (a priority set to none between turns is a
+   * pause too); the next boundary reads Dida afresh.
+   */
   onIdle(track: AgentTrack): void {
-    // Empty rather than gone: what the state kept of the ended stretch is not restored in this process.
-    this.seen.set(track, {});
-    void this.forgetRun(track.sessionId).catch((error: unknown) => this.deps.log(`could not clear the priority a Work ran with: ${messageOf(error)}`));
-  }
-
-  private async forgetRun(sessionId: string): Promise<void> {
-    if (!(((await this.deps.state.read()).sessions[sessionId] as RanWith | undefined)?.pauseSeen)) return;
-    await this.deps.state.update((state) => {
-      delete (state.sessions[sessionId] as RanWith | undefined)?.pauseSeen;
-    });
+    const seen = this.seen.get(track);
+    if (seen) delete seen.readAt;
   }
 
   /**
@@ -109,7 +140,7 @@ export class PauseGuard {
    * One boundary: the record (free) at every boundary, the task and its comments from Dida at most every 30 s. True
    * when the Work was paused here. Never throws (a failure is logged; the next boundary looks again).
    */
-  async atBoundary(track: AgentTrack, mayCancel: boolean): Promise<boolean> {
+  async atBoundary(track: AgentTrack, mayCancel: boolean, options: { readDida?: boolean } = {}): Promise<boolean> {
     if (track.subagent || !track.binding || this.deps.lifetime.aborted) return false;
     try {
       const now = this.deps.clock.now();
@@ -124,7 +155,7 @@ export class PauseGuard {
       }
       // A Work this session created moments ago cannot have been paused from the phone yet: Dida is not read for it.
       const justCreated = current.work.origin === 'agent' && this.deps.clock.now() - current.work.createdAt < PAUSE_CHECK_INTERVAL_MS;
-      const readDida = !justCreated && (seen.readAt === undefined || now - seen.readAt >= PAUSE_CHECK_INTERVAL_MS);
+      const readDida = options.readDida ?? (!justCreated && (seen.readAt === undefined || now - seen.readAt >= PAUSE_CHECK_INTERVAL_MS));
       const deps = await this.engineDeps();
       const check = await checkBoundary(deps, track.sessionId, {
         stopPhrases: this.stopPhrases(),

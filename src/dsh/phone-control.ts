@@ -69,9 +69,12 @@ export class PhoneControl {
     void this.parts?.then(({ pause }) => pause.onIdle(track)).catch(() => undefined);
   }
 
-  /** After the poller read the lists: answers it found reach their idle sessions. */
+  /** After the poller read the lists: a pause set between turns is acknowledged, and answers reach their idle sessions. */
   afterPoll(): Promise<void> {
-    return this.quietly(({ answers }) => answers.deliver());
+    return this.quietly(async ({ pause, answers }) => {
+      await pause.afterPoll();
+      await answers.deliver();
+    });
   }
 
   private async quietly(work: (parts: Parts) => Promise<void>): Promise<void> {

@@ -135,7 +135,9 @@ export class SlashCommands {
   }
 
   private why(entry: PersonQueueEntry): string {
+    if (entry.current && (entry.reason === undefined || entry.reason === 'claimed')) return this.say('dsh.command.why.current');
     if (entry.asking && entry.reason !== undefined) return this.say('dsh.command.why.asking', { number: entry.asking.number, text: plain(entry.asking.text) });
+    if (entry.answered && entry.reason !== undefined && entry.reason !== 'claimed') return this.say('dsh.command.why.answered');
     switch (entry.reason) {
       case undefined:
         return '';
@@ -168,7 +170,7 @@ export class SlashCommands {
     for (const entry of queue.entries.slice(0, SLASH_QUEUE_SHOWN)) {
       const place = entry.position !== undefined ? `${entry.position}.` : '–';
       const steps = entry.steps.total > 0 ? ` ${entry.steps.settled}/${entry.steps.total}` : '';
-      const why = entry.reason ? ` — ${this.why(entry)}` : '';
+      const why = entry.reason || entry.current ? ` — ${this.why(entry)}` : '';
       lines.push(`${place} [${this.say(`dsh.command.level.${entry.level}` as MessageKey)}] ${plain(entry.title)}${steps}${why}`);
     }
     if (queue.entries.length > SLASH_QUEUE_SHOWN) lines.push(this.say('dsh.command.queue.more', { count: queue.entries.length - SLASH_QUEUE_SHOWN }));

@@ -20,7 +20,11 @@ const BindingSchema = z.strictObject({
   tag: z.optional(z.string().check(z.refine((value) => ROUTE_TAG_TEXT.test(value.normalize('NFKC')), { error: 'expected a route tag: letters or digits, then letters, digits, _ . - / (at most 64)' }))),
 });
 
-const NON_NEGATIVE = z.number().check(z.gte(0));
+/** A price per million tokens: beyond this it is a slip of the keyboard (1e30), never a price. */
+export const MAX_PRICE = 1_000_000;
+const PRICE = z.number().check(z.gte(0), z.lte(MAX_PRICE));
+/** A currency as the review shows it before the amount: a symbol or a code (¥, $, CNY, US$), nothing else. */
+const CURRENCY = z.string().check(z.regex(/^[\p{Sc}\p{Lu}\p{Ll}]{1,8}$/u, { error: 'expected a currency symbol or code (¥, $, CNY…): up to 8 letters or currency signs' }));
 
 export const ConfigSchema = z.strictObject({
   version: z._default(z.literal(CONFIG_VERSION), CONFIG_VERSION),
@@ -46,7 +50,7 @@ export const ConfigSchema = z.strictObject({
   stopPhrases: z.optional(z.array(z.string().check(z.minLength(1)))),
   hostLabel: z.optional(z.string().check(z.minLength(1))),
   /** Prices per million tokens by model name (shown as an estimated cost in the review todo). */
-  pricing: z.optional(z.record(z.string().check(z.minLength(1)), z.strictObject({ input: NON_NEGATIVE, output: NON_NEGATIVE, cacheRead: z.optional(NON_NEGATIVE), currency: z.optional(z.string().check(z.minLength(1), z.maxLength(8))) }))),
+  pricing: z.optional(z.record(z.string().check(z.minLength(1)), z.strictObject({ input: PRICE, output: PRICE, cacheRead: z.optional(PRICE), currency: z.optional(CURRENCY) }))),
   /** The spend guard: per Work and per round; 0 turns a limit off. */
   limits: z.optional(
     z.strictObject({

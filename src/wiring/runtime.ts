@@ -292,25 +292,35 @@ export function engineProvider(runtime: Runtime, log?: (line: string) => void): 
   const make = async (): Promise<WorkEngine> => {
     const gateway = await runtime.gateway();
     const timeZone = await accountZone(runtime, gateway, log);
-    // config.yaml is the person's own setting and wins over the plugin row for the locale and the host label.
-    const settings = await runtime.config.read().catch(() => undefined);
+    // config.yaml is the person's own setting and wins over the plugin row for the locale and the host label. While it
+    // is invalid no engine is made (its claims would be signed with another host label): the error says what to fix.
+    const settings = await runtime.config.read();
+    let lastGood = settings;
+    const current = async () => {
+      try {
+        lastGood = await runtime.config.read();
+      } catch (error) {
+        log?.(`config.yaml cannot be read now, its last readable limits, prices and stop phrases stay in force: ${error instanceof Error ? error.message : String(error)}`);
+      }
+      return lastGood;
+    };
     return new WorkEngine({
       gateway,
       state: runtime.state,
       locks: runtime.locks,
       now: () => Date.now(),
-      locale: settings?.locale ? getLocale(settings.locale) : runtime.locale,
+      locale: settings.locale ? getLocale(settings.locale) : runtime.locale,
       timeZone,
-      hostLabel: settings?.hostLabel ?? runtime.hostLabel,
+      hostLabel: settings.hostLabel ?? runtime.hostLabel,
       ...(runtime.progressWindowMs !== undefined ? { progressWindowMs: runtime.progressWindowMs } : {}),
       evidence: gitEvidencePort(log),
-      // config.yaml is read again each time: its limits and prices change without a restart.
+      // config.yaml is read again each time: its limits and prices change without a restart (a broken edit keeps the last).
       spendSettings: async () => {
-        const cfg = await runtime.config.read().catch(() => undefined);
-        return { limits: { ...DEFAULT_SPEND_LIMITS, ...(cfg?.limits ?? {}) }, ...(cfg?.pricing ? { pricing: cfg.pricing } : {}) };
+        const cfg = await current();
+        return { limits: { ...DEFAULT_SPEND_LIMITS, ...(cfg.limits ?? {}) }, ...(cfg.pricing ? { pricing: cfg.pricing } : {}) };
       },
-      // config.yaml is read again each time: its stop phrases change without a restart.
-      stopPhrases: async () => (await runtime.config.read().catch(() => undefined))?.stopPhrases ?? runtime.stopPhrases ?? DEFAULT_STOP_PHRASES,
+      // config.yaml is read again each time: its stop phrases change without a restart (a broken edit keeps the last).
+      stopPhrases: async () => (await current()).stopPhrases ?? runtime.stopPhrases ?? DEFAULT_STOP_PHRASES,
       ...(log ? { log } : {}),
     });
   };

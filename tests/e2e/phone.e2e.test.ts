@@ -60,6 +60,9 @@ describe('an answer from the phone', () => {
     expect(sim.getTask(work.id)?.priority).toBe(0);
     const reminder = sim.listTasks(listId).find((t) => t.title === '🙋 需要你处理：部署服务');
     expect(reminder).toBeTruthy();
+    // The run ended: it holds nothing, and says who carries on.
+    expect(comments(work.id).filter((c) => c.includes('停止处理') && c.includes('它在等你回复'))).toHaveLength(1);
+    expect(state().works[work.id].claim).toBeUndefined();
 
     // The person answers on the phone, on the reminder; a collaborator's comment there never counts.
     const answer = 'ANSWER-7f3a 账号 readonly，密码在 1Password 的“db-prod”里';
@@ -67,9 +70,12 @@ describe('an answer from the phone', () => {
     sim.addComment(listId, reminder!.id, answer);
 
     model.requests.length = 0;
-    model.setScript([text('收到，继续')]);
+    // The next run switches to the Work as the note says, and gets it (the run that asked no longer holds it).
+    model.setScript([toolCall('todo_work', { action: 'switch', work: work.id }), text('收到，继续')]);
     const resumed = await runHeadless({ home, cwd: project, prompt: '继续', baseUrl: model.baseUrl, patches, env: env(), timeoutMs: 90_000 });
     expect(resumed.code, resumed.stderr).toBe(0);
+    expect(messagesOf(model.chatRequests()[1]!)).toContain(`Now working on Work ${work.id}`);
+    expect(messagesOf(model.chatRequests()[1]!)).not.toContain('claimed_elsewhere');
     const first = model.chatRequests()[0]!;
     const fenced = fenceAround(first, 'ANSWER-7f3a');
     expect(fenced?.label).toBe('answer');

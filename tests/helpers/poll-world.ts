@@ -92,6 +92,8 @@ export interface PollWorld {
   list: { id: string };
   config: ConfigPort & { value: DidaTodoConfig };
   alive: Set<number>;
+  /** Processes that live but are stopped (SIGSTOP, Ctrl-Z): they look at nothing until taken out again. */
+  frozen: Set<number>;
   process(pid: number, pace?: Partial<PollPace>, options?: ProcessOptions): PollProcess;
   state(): Promise<EngineState>;
   /** Moves every open process's clock on by `ms` and gives each one look, `times` over. */
@@ -138,6 +140,7 @@ export async function startPollWorld(options: { bound?: string } = {}): Promise<
     update: async (fn: (c: DidaTodoConfig) => DidaTodoConfig | Promise<DidaTodoConfig>) => (config.value = await fn(config.value)),
   };
   const alive = new Set<number>();
+  const frozen = new Set<number>();
   const processes: PollProcess[] = [];
   const reader = openEngineStore({ stateFile, lockDir });
 
@@ -176,6 +179,7 @@ export async function startPollWorld(options: { bound?: string } = {}): Promise<
       engine: async () => engine,
       pid,
       isAlive: (p) => alive.has(p),
+      canLook: (p) => !frozen.has(p),
       tickMs: 1_000,
       ...(options.afterRead ? { afterRead: options.afterRead } : {}),
     });
@@ -234,6 +238,7 @@ export async function startPollWorld(options: { bound?: string } = {}): Promise<
     list,
     config,
     alive,
+    frozen,
     process,
     state: () => reader.state.read(),
     async rounds(times, ms = 1_000) {

@@ -144,20 +144,23 @@ describe("the stretch's priority", () => {
     expect(t.cancel).not.toHaveBeenCalled();
   });
 
-  it('idle clears it; a failure to clear it is logged', async () => {
+  it('idle keeps it and writes nothing: a priority set to none between turns pauses at the next look, which reads Dida afresh', async () => {
     const t = await setup();
     await t.guard.atBoundary(t.track, true);
-    t.guard.onIdle(t.track);
-    await vi.waitFor(async () => expect((await eh.state()).sessions[S]).not.toHaveProperty('pauseSeen'));
     const written = t.updates();
-    // Nothing kept: idle writes nothing.
     t.guard.onIdle(t.track);
     await new Promise((resolve) => setImmediate(resolve));
-    await eh.deps.state.read();
+    expect((await eh.state()).sessions[S]).toMatchObject({ pauseSeen: { key: t.task.id, priority: 5 } });
     expect(t.updates()).toBe(written);
-    t.deps.state.read = async () => Promise.reject(new Error('state locked'));
-    t.guard.onIdle(t.track);
-    await vi.waitFor(() => expect(t.logs).toContain('could not clear the priority a Work ran with: state locked'));
+    // Between turns, well within 30 s of the last read: the person sets it to none; the next look reads it at once.
+    eh.sim.editTask(t.task.id, { priority: 0 });
+    const reads = eh.sim.counters()['GET /project/{pid}/task/{tid}'] ?? 0;
+    await t.clock.advance(1_000);
+    expect(await t.guard.atBoundary(t.track, false)).toBe(true);
+    expect(eh.sim.counters()['GET /project/{pid}/task/{tid}']).toBe(reads + 1);
+    expect((await eh.state()).works[t.task.id]!.waiting).toMatchObject({ pausedBy: 'priority', previousPriority: 5 });
+    expect(eh.sim.listComments(t.task.id).map((c) => c.title).filter((c) => c.includes('已暂停：停在「'))).toHaveLength(1);
+    expect(t.cancel).not.toHaveBeenCalled();
   });
 
   it("another session's kept priority counts only when its turn was cut off", async () => {

@@ -10,6 +10,10 @@ import { StretchCounter } from '../../src/dsh/stretch-counter';
 import type { Runtime } from '../../src/wiring/runtime';
 import { bound, createHarness, fakeAgent, type FakeAgent } from '../helpers/dsh-fakes';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
+import { pauseForPerson } from '../../src/core/phone/waiting';
+import { personQueue } from '../../src/core/engine/queue-view';
+import { whyText } from '../../src/cli/commands/queue';
+import { cliText } from '../../src/cli/cli-locale';
 
 const S = 'session-1';
 const CWD = '/p';
@@ -133,5 +137,54 @@ describe('/dida edges over Dida', () => {
     delete t.agent.cancel;
     expect((await t.ask('pause')).kind).toBe('success');
     expect(t.logs).toEqual([]);
+  });
+});
+
+describe('the queue as the CLI and /dida say it', () => {
+  it('the session’s own Work is its current one (no place); paused, waiting, answered and held-draft Works say so, alike in both', async () => {
+    const t = await setup();
+    const paused = eh.sim.seedTask({ projectId: t.list.id, title: '暂停的', priority: 3 });
+    const asked = eh.sim.seedTask({ projectId: t.list.id, title: '问了的', priority: 3 });
+    const answered = eh.sim.seedTask({ projectId: t.list.id, title: '答了的', priority: 3 });
+    const heldDraft = eh.sim.seedTask({ projectId: t.list.id, title: '拿走的草稿', priority: 0 });
+    eh.sim.seedTask({ projectId: t.list.id, title: '下一个', priority: 1 });
+    await eh.engine.sync(t.list.id);
+    await pauseForPerson(eh.deps, paused.id, { by: 'command' }, () => '已暂停');
+    await eh.engine.waitForHuman('session-x', '用哪个颜色？', asked.id);
+    await eh.engine.waitForHuman('session-y', '要不要上线？', answered.id);
+    eh.sim.addComment(t.list.id, (await eh.state()).works[answered.id]!.waiting!.reminderTaskId!, '要');
+    await eh.engine.sync(t.list.id);
+    expect((await eh.state()).works[answered.id]?.pendingAnswer).toBeDefined();
+    await eh.engine.switchTo('session-z', t.list.id, heldDraft.id);
+
+    // /dida queue in the session holding 部署.
+    const slash = await t.ask('queue');
+    expect(slash.kind).toBe('success');
+    const lines = (slash as { text: string }).text.split('\n');
+    expect(lines.find((l) => l.includes('部署'))).toMatch(/^– .*部署 0\/2 — the current Work of this session$/);
+    // The answered Work is taken first (its priority came back), then the next one.
+    expect(lines.find((l) => l.includes('答了的'))).toMatch(/^1\. /);
+    expect(lines.find((l) => l.includes('下一个'))).toMatch(/^2\. /);
+    expect(lines.find((l) => l.includes('暂停的'))).toMatch(/paused by you$/);
+    expect(lines.find((l) => l.includes('问了的'))).toMatch(/waiting for you$/);
+    expect(lines.find((l) => l.includes('拿走的草稿'))).toMatch(/held by session/);
+
+    // The person's CLI view: the same words for the same Works (部署 is held by the session, as the CLI sees it).
+    const en = cliText('en');
+    const queue = await personQueue(eh.engine, t.list.id);
+    const cli = new Map(queue.entries.map((e) => [e.title, whyText(e, en)]));
+    expect(cli.get('部署')).toMatch(/^held by session /);
+    expect(cli.get('下一个')).toBe('');
+    expect(cli.get('暂停的')).toBe('paused by you');
+    expect(cli.get('问了的')).toBe('waiting for you (answer in Dida)');
+    expect(cli.get('拿走的草稿')).toMatch(/^held by session /);
+    expect(queue.entries.find((e) => e.title === '答了的')).toMatchObject({ answered: true, position: expect.any(Number) });
+    expect(queue.executable).toBe(2);
+    // In the holding session the current Work takes no place: one fewer executable.
+    const mine = await personQueue(eh.engine, t.list.id, { sessionId: S });
+    expect(mine.entries[0]).toMatchObject({ title: '部署', current: true });
+    expect(mine.entries[0]).not.toHaveProperty('position');
+    expect(mine.executable).toBe(2);
+    expect(mine.entries.filter((e) => e.position !== undefined).map((e) => e.position)).toEqual([1, 2]);
   });
 });

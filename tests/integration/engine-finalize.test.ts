@@ -3,6 +3,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { acceptanceTitle } from '../../src/core/review/acceptance-report';
 import { ACCEPTANCE_REMINDERS, finalizeBlocker, finalizeWork } from '../../src/core/review/finalize';
+import { STRAY_KEEP_MS } from '../../src/core/review/stray-reviews';
 import { getLocale } from '../../src/core/text/locale';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
 import { makeStep, makeWork } from '../helpers/work-fixtures';
@@ -216,7 +217,7 @@ describe('finalizing', () => {
     expect(deletes()).toBe(0);
   });
 
-  it('a stray review todo the person completed or deleted meanwhile is forgotten without a request, still known as the bundle’s own', async () => {
+  it('a stray review todo the person completed meanwhile costs no request; re-opened, it is removed at the next sync', async () => {
     await reviewStoppedWhileDeletesFail(1);
     const [stray] = reviews();
     expect((await h.state()).strayTasks.map((s) => s.taskId)).toEqual([stray!.id]);
@@ -224,12 +225,57 @@ describe('finalizing', () => {
     h.sim.resetCounters();
     await h.engine.sync(projectId);
     expect(deletes()).toBe(0);
-    const state = await h.state();
-    expect(state.strayTasks).toEqual([]);
+    expect(h.sim.counters()['GET /project/{pid}/task/{tid}/comments'] ?? 0).toBe(0);
+    let state = await h.state();
+    expect(state.strayTasks.map((s) => s.taskId)).toEqual([stray!.id]);
     expect(state.ownTasks[stray!.id]).toBe('acceptance');
-    // Re-opened by the person, it is still never taken for their task or for a lost review.
+    // Re-opened by the person: never taken for their task or for a lost review, and removed (it would remind for ever).
     h.sim.editTask(stray!.id, { status: 0 });
     expect(await h.engine.sync(projectId)).toMatchObject({ adopted: [], rebuilt: [] });
+    expect(h.sim.getTask(stray!.id)).toBeUndefined();
+    state = await h.state();
+    expect(state.strayTasks).toEqual([]);
+    // Forgotten once the list has not shown it for a month (completed or deleted for good).
+    await reviewStoppedWhileDeletesFail(1);
+    const [later] = reviews();
+    h.sim.editTask(later!.id, { status: 2 });
+    h.clock.now += STRAY_KEEP_MS + 1;
+    await h.engine.sync(projectId);
+    expect((await h.state()).strayTasks).toEqual([]);
+    expect((await h.state()).ownTasks[later!.id]).toBe('acceptance');
+  });
+
+  it('what the person wrote on a stray review todo (they took it for the review) goes to the Work as steps, not away with the todo', async () => {
+    const task = await reviewStoppedWhileDeletesFail(1);
+    const [stray] = reviews();
+    const owner = Number((await h.state()).owners[projectId]);
+    h.sim.addComment(projectId, stray!.id, '标题再短一点\n最好十个字以内', { userId: owner });
+    h.sim.addComment(projectId, stray!.id, '路过', { userId: 990011 });
+    await h.engine.sync(projectId);
+    expect(h.sim.getTask(stray!.id)).toBeUndefined();
+    const work = (await h.state()).works[task.id]!;
+    expect(work.steps.filter((s) => s.origin === 'human' && s.status === 'pending').map((s) => s.title)).toContain('标题再短一点');
+    expect(h.sim.getTask(task.id)?.items?.map((i) => i.title)).toContain('标题再短一点');
+    expect(h.sim.getTask(task.id)?.content ?? h.sim.getTask(task.id)?.desc ?? '').toContain('最好十个字以内');
+    // Nobody else's comment is taken, and nothing twice.
+    expect(work.steps.map((s) => s.title)).not.toContain('路过');
+    await h.engine.sync(projectId);
+    expect((await h.state()).works[task.id]!.steps.filter((s) => s.title === '标题再短一点')).toHaveLength(1);
+  });
+
+  it('words on a stray review todo whose Work is no longer open: the todo is completed, not removed, so they stay in Dida', async () => {
+    const task = await reviewStoppedWhileDeletesFail(1);
+    const [stray] = reviews();
+    const owner = Number((await h.state()).owners[projectId]);
+    h.sim.addComment(projectId, stray!.id, '我觉得可以了', { userId: owner });
+    // The person completed the Work itself in Dida.
+    h.sim.editTask(task.id, { status: 2 });
+    await h.engine.sync(projectId);
+    expect((await h.state()).works[task.id]).toMatchObject({ phase: 'closed', outcome: 'completed_by_human' });
+    expect(h.sim.getTask(stray!.id)?.status).toBe(2);
+    expect(h.sim.listComments(stray!.id).map((c) => c.title)).toContain('我觉得可以了');
+    expect((await h.state()).strayTasks).toEqual([]);
+    expect((await h.state()).ownTasks[stray!.id]).toBe('acceptance');
   });
 
   it('a Work the person renames while it is being sent for review gets a review todo with the new title', async () => {

@@ -116,9 +116,10 @@ describe('personQueue', () => {
     expect(plain.get(far.id)?.reason).toBe('claimed');
     expect(plain.get(far.id)).not.toHaveProperty('holder');
     expect(plain.get(bare.id)?.holder).toEqual({ host: 'lonely-box' });
-    // The session that holds its own Work sees it as executable, not held.
+    // The session that holds its own Work sees it as its current Work (first, with no place in the queue), not held.
     const asHolder = await personQueue(h.engine, projectId, { sessionId: 'session-zz' });
-    expect(asHolder.entries.find((e) => e.key === own.id)?.position).toBeDefined();
+    expect(asHolder.entries[0]).toMatchObject({ key: own.id, current: true });
+    expect(asHolder.entries[0]).not.toHaveProperty('position');
     expect((await personQueue(h.engine, projectId)).entries.find((e) => e.key === own.id)?.reason).toBe('claimed');
 
     const looked = new Map((await personQueue(h.engine, projectId, { readHolders: true })).entries.map((e) => [e.key, e]));
@@ -126,7 +127,7 @@ describe('personQueue', () => {
     expect(looked.get(mine.id)?.holder).toEqual({ host: 'test-host', session: 'other1' });
   });
 
-  it('fields of one reason only: a held draft names no holder, a paused Work routed elsewhere is not shown paused', async () => {
+  it('fields of one reason only: a held draft reads as held (not as a draft), a paused Work routed elsewhere is not shown paused', async () => {
     const draft = h.sim.seedTask({ projectId, title: '草稿', priority: 0 });
     const routed = h.sim.seedTask({ projectId, title: '别处', priority: 3, tags: ['api'] });
     const hashed = h.sim.seedTask({ projectId, title: '无主机', priority: 3 });
@@ -135,8 +136,7 @@ describe('personQueue', () => {
     await setClaim(hashed.id, '#s1');
     await pauseForPerson(h.deps, routed.id, { by: 'command' }, () => '已暂停');
     const entries = new Map((await personQueue(h.engine, projectId, { route: { others: ['api'] } })).entries.map((e) => [e.key, e]));
-    expect(entries.get(draft.id)?.reason).toBe('draft');
-    expect(entries.get(draft.id)).not.toHaveProperty('holder');
+    expect(entries.get(draft.id)).toMatchObject({ reason: 'claimed', holder: { host: 'test-host', session: 'other1' } });
     expect(entries.get(routed.id)?.reason).toBe('routed');
     expect(entries.get(routed.id)).not.toHaveProperty('paused');
     expect(entries.get(hashed.id)).toMatchObject({ reason: 'claimed', holder: { host: '#s1' } });

@@ -250,3 +250,35 @@ describe('tasks that may be gone', () => {
     expect(await commentsIfAny(h.deps, projectId, t.id)).toEqual([]);
   });
 });
+
+describe('two bundle versions sharing one state folder', () => {
+  let h: EngineHarness;
+  beforeEach(async () => {
+    h = await startEngineHarness();
+  });
+  afterEach(async () => {
+    await h.close();
+  });
+
+  it('what a later version recorded on a Work survives this version working on it (a step changed, a wait, the claim)', async () => {
+    const list = h.sim.seedProject({ name: 'l' });
+    const task = h.sim.seedTask({ projectId: list.id, title: '两个版本', priority: 3, items: [{ title: '一' }, { title: '二' }] });
+    await h.engine.sync(list.id);
+    // A later dida-todo (another dsh process on this machine) wrote fields this version does not know.
+    await h.deps.state.update((state) => {
+      const work = state.works[task.id] as Record<string, unknown> & (typeof state.works)[string];
+      work.laterField = { asked: 'which account?' };
+      (work.steps[0] as Record<string, unknown>).laterStep = 7;
+    });
+    await h.engine.switchTo('session-1', list.id, task.id);
+    await h.engine.changeSteps('session-1', [{ op: 'update', step: '一', status: 'completed', resolution: '好了' }]);
+    await h.engine.waitForHuman('session-1', '要哪个账号？');
+    const work = (await h.state()).works[task.id] as Record<string, unknown> & (Awaited<ReturnType<EngineHarness['state']>>['works'])[string];
+    expect(work.laterField).toEqual({ asked: 'which account?' });
+    expect((work.steps[0] as Record<string, unknown>).laterStep).toBe(7);
+    // Control: this version's own changes were made and written.
+    expect(work.steps[0]!.status).toBe('completed');
+    expect(work.waiting?.applied).toBe(true);
+    expect(h.sim.getTask(task.id)?.priority).toBe(0);
+  });
+});

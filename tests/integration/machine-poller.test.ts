@@ -173,6 +173,38 @@ describe('one poller per machine and list', () => {
     expect(w.claimsOf(t1.id).map((c) => c.session)).toEqual(['bbbb2222', 'aaaa1111']);
   });
 
+  it('a process that is stopped (Ctrl-Z): its idle session is handed nothing, and an offer made before it stopped is withdrawn at once', async () => {
+    const a = w.process(101);
+    const b = w.process(102);
+    const sa = await a.session('session-aaaa1111', '/code/app', 'running');
+    await a.tick();
+    await b.session('session-bbbb2222', '/code/app');
+    await b.tick();
+    // B stops: a task written now is not claimed for its session.
+    w.frozen.add(102);
+    const t1 = w.task('挂起时写的');
+    await a.advance(20_000);
+    await a.tick();
+    expect(w.claimsOf(t1.id)).toEqual([]);
+    expect((await w.marks('session-bbbb2222'))?.pollOffer).toBeUndefined();
+    // Control: continued, it is handed the Work at the next poll.
+    w.frozen.delete(102);
+    await a.advance(20_000);
+    await a.tick();
+    expect((await w.marks('session-bbbb2222'))?.pollOffer?.key).toBe(t1.id);
+    // Stopped again before it took the offer: withdrawn at the next look, not two minutes later, and handed to A's session.
+    w.frozen.add(102);
+    sa.status = 'idle';
+    await a.advance(1_000);
+    await a.tick();
+    expect((await w.marks('session-bbbb2222'))?.pollOffer).toBeUndefined();
+    expect(w.releasesOf(t1.id)).toHaveLength(1);
+    await a.advance(20_000);
+    await a.tick();
+    expect(sa.woken).toHaveLength(1);
+    expect(w.claimsOf(t1.id).map((c) => c.session)).toEqual(['bbbb2222', 'aaaa1111']);
+  });
+
   it('an idle session that holds an unfinished Work is not handed another (its Work is not switched under it); a free one is', async () => {
     const a = w.process(101);
     const sa = await a.session('session-aaaa1111', '/code/app');
@@ -360,11 +392,33 @@ describe('one poller per machine and list', () => {
 });
 
 describe('how soon a comment in Dida is seen, with the poller on and the list quiet (how-it-works.md)', () => {
+  type Proc = ReturnType<PollWorld['process']>;
+
   /**
-   * A session asks the person and goes idle; nothing else changes. `minutes` into the wait the person answers right
-   * after a poll looked at the Work (the worst moment). Returns how long until the answer is seen (the Work resumed)
-   * and how many list reads the poller made meanwhile.
+   * With the list quiet, lets `minutes` pass (5-s looks), then waits for the next look at the comments of Work `key` and
+   * writes `comment` on `taskId` right after it (the worst moment); then looks every second until `seen`. Returns how
+   * long that took, and how many list reads the poller made meanwhile.
    */
+  async function writtenAfterALook(a: Proc, key: string, minutes: number, taskId: string, comment: string, seen: () => Promise<boolean>): Promise<{ seenMs: number; reads: number }> {
+    const step = async (ms: number) => {
+      await a.advance(ms);
+      await a.tick();
+    };
+    const start = a.clock.now();
+    while (a.clock.now() - start < minutes * 60_000) await step(5_000);
+    const lookedAt = async () => (await w.state()).works[key]!.commentLook?.at;
+    const before = await lookedAt();
+    for (let i = 0; i < 700 && (await lookedAt()) === before; i++) await step(1_000);
+    expect(await lookedAt()).not.toBe(before);
+    w.sim.addComment(w.list.id, taskId, comment);
+    const written = a.clock.now();
+    const reads = w.reads();
+    for (let i = 0; i < 700 && !(await seen()); i++) await step(1_000);
+    expect(await seen()).toBe(true);
+    return { seenMs: a.clock.now() - written, reads: w.reads() - reads };
+  }
+
+  /** A session asks the person and goes idle; `minutes` into the wait they answer on the 🙋 reminder (seen: resumed). */
   async function answerAfter(minutes: number): Promise<{ seenMs: number; reads: number }> {
     const a = w.process(101, {}, { engineOnClock: true });
     const session = await a.session('session-aaaa1111', '/code/app');
@@ -372,24 +426,9 @@ describe('how soon a comment in Dida is seen, with the poller on and the list qu
     await a.engine.sync(w.list.id);
     await a.engine.switchTo(session.id, w.list.id, task.id);
     const asked = await a.engine.waitForHuman(session.id, '需要商户号');
-    const start = a.clock.now();
-    const step = async (ms: number) => {
-      await a.advance(ms);
-      await a.tick();
-    };
-    while (a.clock.now() - start < minutes * 60_000) await step(5_000);
-    const lookedAt = async () => (await w.state()).works[task.id]!.commentLook?.at;
-    const before = await lookedAt();
-    // Until the next look at the Work's comments: the answer is written just after it.
-    for (let i = 0; i < 700 && (await lookedAt()) === before; i++) await step(1_000);
-    expect(await lookedAt()).not.toBe(before);
-    w.sim.addComment(w.list.id, asked.waiting!.reminderTaskId!, '商户号是 M-1024');
-    const written = a.clock.now();
-    const reads = w.reads();
-    for (let i = 0; i < 700 && (await w.state()).works[task.id]!.waiting; i++) await step(1_000);
-    expect((await w.state()).works[task.id]!.waiting).toBeUndefined();
+    const outcome = await writtenAfterALook(a, task.id, minutes, asked.waiting!.reminderTaskId!, '商户号是 M-1024', async () => !(await w.state()).works[task.id]!.waiting);
     expect((await w.state()).works[task.id]!.pendingAnswer?.text).toBe('商户号是 M-1024');
-    return { seenMs: a.clock.now() - written, reads: w.reads() - reads };
+    return outcome;
   }
 
   /** The same for a rework comment on a review todo open `minutes` (seen: the rework Work is filed). */
@@ -400,22 +439,8 @@ describe('how soon a comment in Dida is seen, with the poller on and the list qu
     await a.engine.changeSteps(session.id, [{ op: 'update', step: '改', status: 'completed', resolution: '改好了' }]);
     await a.engine.settle(session.id);
     const review = (await w.state()).works[work.taskId]!.acceptance!.taskId;
-    const start = a.clock.now();
-    const step = async (ms: number) => {
-      await a.advance(ms);
-      await a.tick();
-    };
-    while (a.clock.now() - start < minutes * 60_000) await step(5_000);
-    const lookedAt = async () => (await w.state()).works[work.taskId]!.commentLook?.at;
-    const before = await lookedAt();
-    for (let i = 0; i < 700 && (await lookedAt()) === before; i++) await step(1_000);
-    expect(await lookedAt()).not.toBe(before);
-    w.sim.addComment(w.list.id, review, '标题再短一点');
-    const written = a.clock.now();
-    const reworked = async () => (await w.state()).works[work.taskId]!.acceptance?.reworkTaskId;
-    for (let i = 0; i < 700 && !(await reworked()); i++) await step(1_000);
-    expect(await reworked()).toBeDefined();
-    return a.clock.now() - written;
+    const reworked = async () => (await w.state()).works[work.taskId]!.acceptance?.reworkTaskId !== undefined;
+    return (await writtenAfterALook(a, work.taskId, minutes, review, '标题再短一点', reworked)).seenMs;
   }
 
   it('a rework comment on a review open for 20 minutes: within 2 minutes', async () => {

@@ -126,4 +126,62 @@ describe('electing the poller across processes', () => {
     for (const t of tasks) expect(sim.listComments(t.id).map((c) => parseClaim(c.title)).filter(Boolean)).toHaveLength(1);
     expect(all().filter((e) => e.type === 'failed')).toEqual([]);
   }, 90_000);
+
+  it('a leader frozen by SIGSTOP: another leads within seconds and hands new work to a live session, not to the frozen one; thawed, it steps down', async () => {
+    const frozen = start('session-ffff0006');
+    await until(() => events(frozen).some((e) => e.type === 'ready') && leads(frozen), 30_000, 'the first process leading');
+    // The frozen process's session has been idle longest: it would be offered work first.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const live = start('session-gggg0007');
+    await until(() => events(live).some((e) => e.type === 'ready'), 30_000, 'the second process ready');
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    process.kill(frozen.pid as number, 'SIGSTOP');
+    try {
+      const frozenAt = Date.now();
+      await until(() => leads(live), 20_000, 'a new leader');
+      const tookOver = Date.now() - frozenAt;
+      const t1 = sim.seedTask({ projectId: list.id, title: '冻结以后的任务', priority: 3 });
+      const written = Date.now();
+      await until(() => events(live).some((e) => e.type === 'woken'), 30_000, 'the live session woken');
+      const woken = Date.now() - written;
+      // eslint-disable-next-line no-console
+      console.log(`[frozen leader] taken over after ${tookOver} ms; the task reached the live session after ${woken} ms`);
+      expect(tookOver).toBeLessThanOrEqual(15_000);
+      // Within a poll or two, not after an offer to the frozen session timed out (2 minutes).
+      expect(woken).toBeLessThanOrEqual(15_000);
+      expect(sim.listComments(t1.id).map((c) => parseClaim(c.title)?.session).filter(Boolean)).toEqual(['gggg0007']);
+    } finally {
+      process.kill(frozen.pid as number, 'SIGCONT');
+    }
+    // Thawed: it notices it lost the lock and does not lead again while the other leads.
+    await until(() => events(frozen).some((e) => e.type === 'lead' && e.leads === false), 10_000, 'the thawed process stepping down');
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect(leads(frozen)).toBe(false);
+    expect(leads(live)).toBe(true);
+    expect(events(frozen).filter((e) => e.type === 'woken')).toEqual([]);
+  }, 90_000);
+
+  it('a process suspended (SIGSTOP, as Ctrl-Z does) while its session is the only idle one is not handed work meanwhile', async () => {
+    const leader = start('session-hhhh0008');
+    await until(() => events(leader).some((e) => e.type === 'ready') && leads(leader), 30_000, 'a leader');
+    // The leader's own session takes a Work and keeps it (it is not free for another).
+    sim.seedTask({ projectId: list.id, title: '第一件', priority: 3 });
+    await until(() => events(leader).some((e) => e.type === 'woken'), 20_000, 'the leader’s session woken');
+    const suspended = start('session-iiii0009');
+    await until(() => events(suspended).some((e) => e.type === 'ready'), 30_000, 'the second process ready');
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    process.kill(suspended.pid as number, 'SIGSTOP');
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const t2 = sim.seedTask({ projectId: list.id, title: '挂起时写的任务', priority: 3 });
+      // Three polls (every 5 s) see it.
+      await new Promise((resolve) => setTimeout(resolve, 15_000));
+      // Nobody can take it now: it stays in the queue, with no claim made for a session that cannot look.
+      expect(sim.listComments(t2.id).map((c) => c.title)).toEqual([]);
+    } finally {
+      process.kill(suspended.pid as number, 'SIGCONT');
+    }
+    // Resumed, its session is handed the Work at the next polls.
+    await until(() => events(suspended).some((e) => e.type === 'woken'), 30_000, 'the resumed session woken');
+  }, 120_000);
 });

@@ -32,6 +32,29 @@ describe('runtime', () => {
     await runtime.close();
   });
 
+  it('a config.yaml broken by a pricing slip: no engine with another host label; fixed, the engine is made; limits and stop phrases keep their last readable values', async () => {
+    const file = path.join(dir, 'config', 'dida-todo', 'config.yaml');
+    await mkdir(path.dirname(file), { recursive: true });
+    const good = `baseUrl: ${sim.baseUrl}\nhostLabel: build-box\nstopPhrases: [先停]\nlimits:\n  maxTokensPerWork: 5000\n`;
+    const runtime = openRuntime({ env: { HOME: dir, XDG_CONFIG_HOME: path.join(dir, 'config'), XDG_STATE_HOME: path.join(dir, 'state'), DIDA_TODO_TOKEN: sim.token }, locale: 'zh' });
+    // The gateway was made while the file was fine (as a poller's first look makes it); then the person edits it.
+    await writeFile(file, good);
+    await runtime.gateway();
+    await writeFile(file, `${good}pricing:\n  deepseek-chat: { input: 1, outut: 2 }\n`);
+    const logs: string[] = [];
+    const provide = engineProvider(runtime, (line) => logs.push(line));
+    await expect(provide()).rejects.toMatchObject({ name: 'ConfigError', message: expect.stringContaining('unknown key "outut"') });
+    await writeFile(file, good);
+    const engine = await provide();
+    expect(engine.deps.hostLabel).toBe('build-box');
+    // Broken again while the engine lives: the last readable limits and stop phrases stay, said once per read.
+    await writeFile(file, `${good}pricing:\n  deepseek-chat: { input: .inf, output: 2 }\n`);
+    expect((await engine.deps.spendSettings!()).limits.maxTokensPerWork).toBe(5000);
+    expect(await engine.deps.stopPhrases!()).toEqual(['先停']);
+    expect(logs.some((line) => line.includes('at pricing.deepseek-chat.input: expected number, got Infinity'))).toBe(true);
+    await runtime.close();
+  });
+
   it("keeps the account's time zone from Dida's preference in the state folder: a later run does not read it", async () => {
     await mkdir(path.join(dir, 'config', 'dida-todo'), { recursive: true });
     await writeFile(path.join(dir, 'config', 'dida-todo', 'config.yaml'), `baseUrl: ${sim.baseUrl}\n`);

@@ -67,6 +67,23 @@ describe('stray review todos', () => {
     expect((await h.state()).strayTasks).toEqual([]);
   });
 
+  it('the owner’s words on one that names no Work (an older record): completed, not removed, and still the bundle’s own', async () => {
+    const list = h.sim.seedProject({ name: '清单' }).id;
+    const task = await stray(list);
+    await h.deps.state.update((state) => {
+      state.owners[list] = String(h.sim.userId);
+    });
+    h.sim.addComment(list, task.id, '这个我看过了');
+    h.sim.resetCounters();
+    expect(await removeStrayReviews(h.deps, await h.state(), list, openIds(list))).toEqual([]);
+    expect(deletes()).toBe(0);
+    expect(h.sim.getTask(task.id)?.status).toBe(2);
+    expect(h.sim.listComments(task.id).map((c) => c.title)).toEqual(['这个我看过了']);
+    const state = await h.state();
+    expect(state.strayTasks).toEqual([]);
+    expect(state.ownTasks[task.id]).toBe('acceptance');
+  });
+
   it('nothing remembered: no request and no state write', async () => {
     const list = h.sim.seedProject({ name: '清单' }).id;
     const before = await h.state();

@@ -99,14 +99,16 @@ describe('release', () => {
 });
 
 describe('agent/status', () => {
-  it('idle asks the phone to start a new stretch: what the state kept of it is cleared', async () => {
+  it('idle keeps the priority the Work ran with (a priority set to none between turns is a pause)', async () => {
     const state = withWork();
     (state.sessions.s1 as Record<string, unknown>).pauseSeen = { key: 'w1', priority: 3 };
     const t = setup(state);
     const agent = await t.create('s1');
     await t.plugin.onPreStep({ agent, turn: 1, step: 2 }, async () => ({ kind: 'enter', messages: [] }));
     t.host.emit('agent/status', { agent, status: 'idle' });
-    await eventually(() => !('pauseSeen' in (t.store.value.sessions.s1 as Record<string, unknown>)));
+    await flush();
+    await flush();
+    expect((t.store.value.sessions.s1 as Record<string, unknown>).pauseSeen).toEqual({ key: 'w1', priority: 3 });
   });
 });
 

@@ -7,7 +7,7 @@ import { getLocale } from '../../src/core/text/locale';
 import { PAUSE_CHECK_INTERVAL_MS } from '../../src/core/phone/phone-signals';
 import type { WorkRecord } from '../../src/core/work/work-state';
 import { AnswerRelay } from '../../src/dsh/answer-relay';
-import { PAUSE_CANCEL_REASON, PAUSE_CHECK_WAIT_MS, PauseGuard } from '../../src/dsh/pause-guard';
+import { PAUSE_CANCEL_REASON, PAUSE_CHECK_WAIT_MS, PAUSED_NOTE, PauseGuard } from '../../src/dsh/pause-guard';
 import { PhoneControl } from '../../src/dsh/phone-control';
 import { Poller } from '../../src/dsh/poller';
 import { StretchCounter } from '../../src/dsh/stretch-counter';
@@ -306,15 +306,52 @@ describe('PauseGuard', () => {
     expect(automatic.cancel).toHaveBeenCalledTimes(1);
   });
 
-  it('a new stretch starts at idle: a Work already at none when the next turn starts is not paused by its priority', async () => {
+  it('a priority set to none between turns is a pause at the next turn’s first look; the model is told; a draft taken at none is not', async () => {
     const t = pauseSetup();
     await t.guard.afterToolCall(t.call);
     t.guard.onIdle(t.track);
+    // The person sets the held Work's priority to none while the session is idle, then types in the session.
     t.h.state.value.works.w1!.priority = 0;
     t.dida.priority = 0;
-    await t.guard.beforeStep(t.track, { step: 1, messages: [] });
+    await t.guard.beforeStep(t.track, { step: 1, turn: 2, messages: [personSays('继续')] });
+    // Their own turn goes on (nothing cancelled) but the Work is paused in Dida and the model is told, once per turn.
     expect(t.cancel).not.toHaveBeenCalled();
-    expect(t.h.state.value.works.w1!.waiting).toBeUndefined();
+    expect(t.h.state.value.works.w1!.waiting).toMatchObject({ pausedBy: 'priority', previousPriority: 3, applied: true });
+    expect(t.track.pendingNotes.map((m) => m.content[0]!.text)).toEqual([PAUSED_NOTE('w1')]);
+    await t.guard.beforeStep(t.track, { step: 1, turn: 2, messages: [] });
+    expect(t.track.pendingNotes).toHaveLength(1);
+    await t.guard.beforeStep(t.track, { step: 1, turn: 3, messages: [] });
+    expect(t.track.pendingNotes).toHaveLength(2);
+
+    // The control: a draft the session took at priority none never ran with a priority, so none is no pause.
+    const draft = pauseSetup();
+    draft.h.state.value.works.w1!.priority = 0;
+    draft.dida.priority = 0;
+    await draft.guard.afterToolCall(draft.call);
+    draft.guard.onIdle(draft.track);
+    await draft.guard.beforeStep(draft.track, { step: 1, turn: 2, messages: [personSays('继续')] });
+    expect(draft.h.state.value.works.w1!.waiting).toBeUndefined();
+    expect(draft.track.pendingNotes).toEqual([]);
+  });
+
+  it('after the poller read the list, an idle session’s Work at none is paused from the state alone (no request)', async () => {
+    const t = pauseSetup();
+    await t.guard.afterToolCall(t.call);
+    t.guard.onIdle(t.track);
+    t.agent.status = 'idle';
+    t.h.state.value.works.w1!.priority = 0;
+    const reads = t.gateway.getTask.mock.calls.length;
+    await t.guard.afterPoll();
+    expect(t.gateway.getTask.mock.calls.length).toBe(reads);
+    expect(t.h.state.value.works.w1!.waiting).toMatchObject({ pausedBy: 'priority' });
+    expect(t.cancel).not.toHaveBeenCalled();
+    // A running session is left to its own next step.
+    const running = pauseSetup();
+    await running.guard.afterToolCall(running.call);
+    running.agent.status = 'running';
+    running.h.state.value.works.w1!.priority = 0;
+    await running.guard.afterPoll();
+    expect(running.h.state.value.works.w1!.waiting).toBeUndefined();
   });
 
   it('a priority set to none while dsh was down is a pause at the first look after the restart, crash recovery included', async () => {
@@ -354,13 +391,15 @@ describe('PauseGuard', () => {
     expect(t.h.state.value.works.w1!.waiting).toMatchObject({ pausedBy: 'priority', previousPriority: 5 });
   });
 
-  it('idle clears what the state kept of the stretch', async () => {
+  it('idle keeps what the state kept of the stretch (a restart between turns still knows the Work ran with a priority)', async () => {
     const t = pauseSetup();
     await t.guard.afterToolCall(t.call);
     expect(t.h.state.value.sessions.s1).toMatchObject({ pauseSeen: { key: 'w1', priority: 3 } });
+    const writes = t.h.state.writes;
     t.guard.onIdle(t.track);
     await flush();
-    expect((t.h.state.value.sessions.s1 as { pauseSeen?: unknown }).pauseSeen).toBeUndefined();
+    expect(t.h.state.value.sessions.s1).toMatchObject({ pauseSeen: { key: 'w1', priority: 3 } });
+    expect(t.h.state.writes).toBe(writes);
   });
 
   it('a slow Dida holds a step up for at most 3 s; a stop it finds later still stops the turn', async () => {

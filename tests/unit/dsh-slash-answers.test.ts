@@ -192,7 +192,8 @@ describe('/dida status', () => {
   it('names the list, the directory, the current Work and how far it got, and what else to ask', async () => {
     const t = setup({ current: 'a', works: [work('a', ['completed', 'skipped', 'pending', 'deleted'], { title: 'Fix login' })], queue: view(['a']) });
     expect(await lines(t, 'status')).toEqual([
-      'Bound to "list": 1 executable of 1 open',
+      // Its own current Work is not counted as one it would take.
+      'Bound to "list": 0 executable of 1 open',
       'Directory: /p',
       'Current Work: "Fix login", 2/3 steps settled',
       '/dida queue shows the queue; /dida run takes work from it.',

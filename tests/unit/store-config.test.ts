@@ -15,6 +15,7 @@ import {
   type DidaTodoConfig,
 } from '../../src/store/config-store';
 import { displayPath } from '../../src/store/paths';
+import { MAX_PRICE } from '../../src/store/config-schema';
 
 let dir: string;
 let file: string;
@@ -144,6 +145,37 @@ describe('loadConfig', () => {
   it('reports duplicate keys as a syntax error with the line', async () => {
     const error = await loadError('locale: zh\nlocale: en\n');
     expect(error.message).toMatch(/at line 2, column 1: Map keys must be unique/);
+  });
+});
+
+describe('pricing', () => {
+  const priced = (line: string) => writeConfig(`pricing:\n  deepseek-chat: ${line}\n`);
+  const problem = async () => ((await loadConfig(file).catch((e: unknown) => e)) as ConfigError).message;
+
+  it('a price, a cache price and a currency as the review shows them are kept', async () => {
+    await priced('{ input: 2, output: 8, cacheRead: 0.5, currency: "US$" }');
+    expect((await loadConfig(file)).config.pricing).toEqual({ 'deepseek-chat': { input: 2, output: 8, cacheRead: 0.5, currency: 'US$' } });
+    for (const currency of ['¥', '€', 'CNY', 'usd']) {
+      await priced(`{ input: 1, output: 1, currency: "${currency}" }`);
+      expect((await loadConfig(file)).config.pricing?.['deepseek-chat']?.currency).toBe(currency);
+    }
+  });
+
+  it('a slip is a clear error naming its line and key, never a price or a currency in the review', async () => {
+    await priced('{ input: .inf, output: 2 }');
+    expect(await problem()).toContain('line 2, at pricing.deepseek-chat.input: expected number, got Infinity');
+    await priced('{ input: .nan, output: 2 }');
+    expect(await problem()).toContain('got NaN (not a number)');
+    await priced('{ input: 1e30, output: 2 }');
+    expect(await problem()).toContain(`at pricing.deepseek-chat.input: must be at most ${MAX_PRICE}`);
+    await priced(`{ input: ${MAX_PRICE}, output: 2 }`);
+    expect((await loadConfig(file)).config.pricing?.['deepseek-chat']?.input).toBe(MAX_PRICE);
+    for (const currency of ['<b>x</b>', '\\n', 'a b', 'ABCDEFGHI', '']) {
+      await priced(`{ input: 1, output: 1, currency: "${currency}" }`);
+      expect(await problem(), currency).toContain('at pricing.deepseek-chat.currency: expected a currency symbol or code');
+    }
+    await priced('{ input: 1, outut: 2 }');
+    expect(await problem()).toContain('unknown key "outut"');
   });
 });
 

@@ -84,6 +84,27 @@ describe('EngineStateSchema', () => {
     expect(parse({ outbox: [{ id: 'o', projectId: 'p', taskId: 't', workKey: 't', text: 'x', createdAt: 1, kind: 'other' }] }).success).toBe(false);
   });
 
+  it('keeps what a later version added to a Work, its steps, its wait, its finalization and a pending create (two versions share one state folder)', () => {
+    const later = {
+      works: {
+        w1: {
+          taskId: 'w1', projectId: 'p', title: 'T', origin: 'human', mode: 'checklist', priority: 3, phase: 'open', humanFingerprint: 'f', createdAt: 1, updatedAt: 1,
+          laterField: { asks: [1] },
+          steps: [{ id: 's1', title: 'a', status: 'pending', origin: 'human', updatedAt: 1, laterStep: true }],
+          waiting: { reason: 'r', previousPriority: 3, since: 1, laterWait: 'x' },
+          finalize: { laterFinalize: 2 },
+        },
+      },
+      pendingCreates: { c1: { kind: 'work', projectId: 'p', title: 't', marker: 1, startedAt: 2, laterCreate: 'y' } },
+    };
+    const state = EngineStateSchema.parse(later) as unknown as typeof later;
+    expect(state.works.w1.laterField).toEqual({ asks: [1] });
+    expect(state.works.w1.steps[0]!.laterStep).toBe(true);
+    expect(state.works.w1.waiting.laterWait).toBe('x');
+    expect(state.works.w1.finalize.laterFinalize).toBe(2);
+    expect(state.pendingCreates.c1.laterCreate).toBe('y');
+  });
+
   it('completes a session record and keeps keys it does not know', () => {
     const state: EngineState = EngineStateSchema.parse({ sessions: { s: { livePid: 42 } } });
     expect(state.sessions.s).toEqual({ livePid: 42, touched: [], autoAttempts: 0, updatedAt: 0 });

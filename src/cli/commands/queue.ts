@@ -100,6 +100,8 @@ export async function queueCommand(argv: readonly string[], io: CliIo, ctx: CliC
         routedTo: e.routedTo ?? null,
         holder: e.holder ? { host: e.holder.host, session: e.holder.session ?? null } : null,
         paused: e.paused ?? false,
+        current: e.current ?? false,
+        answered: e.answered ?? false,
         asking: e.asking ?? null,
         steps: e.steps,
         tags: e.tags,
@@ -137,7 +139,9 @@ const LEVEL_KEYS: Record<PersonQueueEntry['level'], CliKey> = {
 /** Why the Work is not executable here, in the person's language (Dida text in it made terminal-safe). */
 export function whyText(entry: PersonQueueEntry, text: CliText): string {
   const { t } = text;
+  if (entry.current && (entry.reason === undefined || entry.reason === 'claimed')) return t('cli.queue.why.current');
   if (entry.asking && entry.reason !== undefined) return t('cli.queue.why.asking', { number: entry.asking.number, text: safeText(entry.asking.text) });
+  if (entry.answered && entry.reason !== undefined && entry.reason !== 'claimed') return t('cli.queue.why.answered');
   switch (entry.reason) {
     case undefined:
       return '';

@@ -36,6 +36,10 @@ export interface PersonQueueEntry {
   holder?: { host: string; session?: string };
   /** `waiting_for_human`: the person paused it (rather than the agent asking them something). */
   paused?: boolean;
+  /** The current Work of the session looking (`/dida queue` in the session holding it): not offered again. */
+  current?: boolean;
+  /** The person answered or resumed it in Dida and the agent has not been given the answer yet. */
+  answered?: boolean;
   /** dsh's own question or approval the session holding it waits on (the oldest): what it asks. */
   asking?: { number: number; kind: 'question' | 'plan' | 'approval'; text: string };
   steps: { settled: number; total: number };
@@ -91,12 +95,25 @@ export async function personQueue(engine: WorkEngine, projectId: string, options
     tags: [...(candidate.tags ?? [])],
     ...(state.usage[key] ? { usage: workUsage(usageOf(state, key)) } : {}),
     ...(works.get(key)?.asks?.[0] ? { asking: askingOf(works.get(key)?.asks?.[0] as NonNullable<WorkRecord['asks']>[number]) } : {}),
+    ...(works.get(key)?.pendingAnswer ? { answered: true } : {}),
   });
-  const entries: PersonQueueEntry[] = view.ranked.map((r) => ({ ...base(r.candidate.taskId, r.candidate), position: r.position }));
+  const viewer = options.sessionId ?? PERSON_VIEWER;
+  const currentKey = state.sessions[viewer]?.currentWork;
+  const entries: PersonQueueEntry[] = [];
+  // The looking session's own current Work is that: never a place in the queue it would take again.
+  let place = 0;
+  for (const r of view.ranked) {
+    if (r.candidate.taskId === currentKey) entries.unshift({ ...base(r.candidate.taskId, r.candidate), current: true });
+    else entries.push({ ...base(r.candidate.taskId, r.candidate), position: ++place });
+  }
   let reads = 0;
   for (const skipped of view.skipped) {
     const key = skipped.candidate.taskId;
-    const entry: PersonQueueEntry = { ...base(key, skipped.candidate), reason: skipped.reason };
+    const held = works.get(key)?.claim;
+    // A draft someone holds (taken at priority none on purpose) reads as held, not as a draft nobody works on.
+    const reason: SkipReason = skipped.reason === 'draft' && held && key !== currentKey && !works.get(key)?.waiting ? 'claimed' : skipped.reason;
+    const entry: PersonQueueEntry = { ...base(key, skipped.candidate), reason };
+    if (key === currentKey) entry.current = true;
     if (skipped.reason === 'time_gate') {
       if (skipped.gate?.day) entry.day = skipped.gate.day;
       if (skipped.gate?.reason) entry.gate = skipped.gate.reason;
@@ -104,7 +121,7 @@ export async function personQueue(engine: WorkEngine, projectId: string, options
     if (skipped.reason === 'routed' && skipped.routedTo) entry.routedTo = skipped.routedTo;
     const work = works.get(key);
     if (skipped.reason === 'waiting_for_human' && work?.waiting?.pausedBy) entry.paused = true;
-    if (skipped.reason === 'claimed' && work?.claim) {
+    if (reason === 'claimed' && work?.claim) {
       if (work.claim.holder !== 'elsewhere') entry.holder = splitHolder(work.claim.holder);
       else if (options.readHolders && reads < MAX_HOLDER_READS && state.owners[projectId]) {
         reads++;
@@ -114,7 +131,7 @@ export async function personQueue(engine: WorkEngine, projectId: string, options
     }
     entries.push(entry);
   }
-  return { projectId, entries, executable: view.ranked.length };
+  return { projectId, entries, executable: place };
 }
 
 function askingOf(ask: NonNullable<WorkRecord['asks']>[number]): NonNullable<PersonQueueEntry['asking']> {

@@ -165,15 +165,15 @@ export async function syncList(deps: EngineDeps, projectId: string, options: Syn
     }
   }
 
-  // Review todos filed for a Work that was not sent for review after all, whose removal failed then.
-  report.errors.push(...(await removeStrayReviews(deps, after, projectId, openIds)));
-
   // Works that left the open list: completed or deleted in Dida (one read each, once).
   for (const work of Object.values(after.works)) {
     if (work.projectId !== projectId || openIds.has(work.taskId)) continue;
     if (work.phase !== 'open') continue;
     await noteGone(deps, work, report);
   }
+  // Review todos filed for a Work that was not sent for review after all, whose removal failed then (after the Works
+  // that left the list, so the person's words on one go to a Work that is still open).
+  report.errors.push(...(await removeStrayReviews(deps, after, projectId, openIds)));
 
   const touched = new Set(Object.values(after.sessions).flatMap((session) => session.touched));
   const current = report.rebuilt.length || reopened.length ? await deps.state.read() : after;

@@ -159,35 +159,44 @@ export async function lateFeedback(deps: EngineDeps, key: string): Promise<numbe
 }
 
 /**
- * Adds owner comments to the review's open rework Work: a human step each (titles already taken are numbered on) and
- * their whole text appended to its description, marked handled on the review before the write. 0 when the rework Work
- * is not open. Called with the review's lock held.
+ * Adds owner comments to the review's open rework Work (see addFeedbackSteps), marked handled on the review before
+ * the write. 0 when the rework Work is not open. Called with the review's lock held.
  */
 async function addToRework(deps: EngineDeps, review: WorkRecord, feedback: readonly Comment[]): Promise<number> {
   const acceptance = review.acceptance as NonNullable<WorkRecord['acceptance']>;
-  const reworkKey = acceptance.reworkTaskId as string;
-  return withWork(deps, reworkKey, async (lock) => {
-    const state = await deps.state.read();
-    const rework = workIn(state, reworkKey);
-    if (rework.phase !== 'open') return 0;
-    const newId = stepIdFactory(deps, state);
-    const now = deps.now();
-    const taken = new Set(visibleSteps(rework).map((s) => s.title));
-    for (const comment of feedback) {
-      let title = feedbackItemTitle(comment.title);
-      for (let n = 2; taken.has(title); n++) title = `${feedbackItemTitle(comment.title)} (${n})`;
-      taken.add(title);
-      rework.steps.push({ id: newId(), title, status: 'pending', origin: 'human', updatedAt: now });
-      rework.nextStepNumber += 1;
-    }
-    const text = feedback.map((c) => stripInvisible(c.title).trim()).join('\n\n');
-    rework.pendingDesc = rework.pendingDesc ? `${rework.pendingDesc}\n\n${text}` : text;
-    delete rework.reopened;
-    await saveWork(deps, rework);
+  return addFeedbackSteps(deps, acceptance.reworkTaskId as string, feedback, async () => {
     acceptance.handledCommentIds.push(...feedback.map((c) => c.id));
     await saveWork(deps, review);
-    await writeWork(deps, rework, { state, lock });
-    await saveWork(deps, rework);
+  });
+}
+
+/**
+ * Adds the person's comments to the open Work `key`: a human step each (titles already taken are numbered on) and
+ * their whole text appended to its description; `taken` records them as taken before Dida is written, so each is
+ * added once. Returns how many were added: 0 when the Work is not open.
+ */
+export async function addFeedbackSteps(deps: EngineDeps, key: string, feedback: readonly Comment[], taken: () => Promise<void>): Promise<number> {
+  return withWork(deps, key, async (lock) => {
+    const state = await deps.state.read();
+    const work = workIn(state, key);
+    if (work.phase !== 'open') return 0;
+    const newId = stepIdFactory(deps, state);
+    const now = deps.now();
+    const titles = new Set(visibleSteps(work).map((s) => s.title));
+    for (const comment of feedback) {
+      let title = feedbackItemTitle(comment.title);
+      for (let n = 2; titles.has(title); n++) title = `${feedbackItemTitle(comment.title)} (${n})`;
+      titles.add(title);
+      work.steps.push({ id: newId(), title, status: 'pending', origin: 'human', updatedAt: now });
+      work.nextStepNumber += 1;
+    }
+    const text = feedback.map((c) => stripInvisible(c.title).trim()).join('\n\n');
+    work.pendingDesc = work.pendingDesc ? `${work.pendingDesc}\n\n${text}` : text;
+    delete work.reopened;
+    await saveWork(deps, work);
+    await taken();
+    await writeWork(deps, work, { state, lock });
+    await saveWork(deps, work);
     return feedback.length;
   });
 }

@@ -104,7 +104,7 @@ async function removeFiledReview(deps: EngineDeps, work: WorkRecord): Promise<vo
       removed = isDidaError(error) && error.code === 'not_found';
       if (!removed) deps.log?.(`a review todo filed too early could not be removed (the next sync removes it): ${error instanceof Error ? error.message : String(error)}`);
     }
-    if (!removed) await rememberStrayReview(deps, work.projectId, filed);
+    if (!removed) await rememberStrayReview(deps, work.projectId, filed, keyOf(work));
   }
   await saveWork(deps, work, (state) => {
     if (filed && removed) delete state.ownTasks[filed];

@@ -192,6 +192,10 @@ export async function changeSteps(deps: EngineDeps, key: string, changes: readon
     if (work.phase === 'accepting' || work.phase === 'closed' || (work.phase === 'finalizing' && work.finalize?.acceptanceTaskId)) {
       throw new WorkError('work_closed', `The Work ${key} is already sent for review; create a new Work for further changes.`);
     }
+    // A Work the person paused stays as they left it, whoever asks: the agent resumes it first when asked to go on.
+    if (work.waiting?.pausedBy) {
+      throw new WorkError('waiting_for_human', `The person paused Work ${key}; leave its steps until they resume it. If they asked you to continue it, call todo_work resume first.`);
+    }
     const before = structuredClone(work);
     if (work.phase === 'finalizing') work.phase = 'open';
     const transitions = applyStepChanges(work, changes, deps.now(), stepIdFactory(deps, state));

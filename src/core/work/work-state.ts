@@ -19,7 +19,7 @@ export const StepEvidenceSchema = z.object({
   web: z.optional(RepoWebSchema),
 });
 
-export const StepRecordSchema = z.object({
+export const StepRecordSchema = z.looseObject({
   /** Stable id shown to the model (never written to Dida). */
   id: z.string(),
   /** Current Dida checklist item id (Dida rewrites these on every update); absent for Direct steps. */
@@ -43,7 +43,7 @@ export const StepRecordSchema = z.object({
 });
 export type StepRecord = z.infer<typeof StepRecordSchema>;
 
-export const FinalizeSchema = z.object({
+export const FinalizeSchema = z.looseObject({
   acceptanceTaskId: z.optional(z.string()),
   anchorCommentId: z.optional(z.string()),
   summaryPosted: z.optional(z.boolean()),
@@ -54,7 +54,7 @@ export const FinalizeSchema = z.object({
 });
 export type FinalizeRecord = z.infer<typeof FinalizeSchema>;
 
-export const WaitingSchema = z.object({
+export const WaitingSchema = z.looseObject({
   reason: z.string(),
   previousPriority: z.number(),
   reminderTaskId: z.optional(z.string()),
@@ -133,7 +133,7 @@ export const CommentLookSchema = z.object({
 });
 export type CommentLook = z.infer<typeof CommentLookSchema>;
 
-export const WorkRecordSchema = z.object({
+export const WorkRecordSchema = z.looseObject({
   taskId: z.string(),
   projectId: z.string(),
   /** Occurrence key ('' for non-recurring tasks). */
@@ -238,7 +238,7 @@ export type SessionRecord = z.infer<typeof SessionRecordSchema>;
  * A create that was sent but whose task is not recorded yet. `marker` is the `sortOrder` sent with it: after a lost
  * answer or a crash the bundle finds its own task by marker and title, never by title alone.
  */
-export const PendingCreateSchema = z.object({
+export const PendingCreateSchema = z.looseObject({
   kind: z.enum(['work', 'acceptance', 'reminder', 'rework']),
   projectId: z.string(),
   title: z.string(),
@@ -283,7 +283,20 @@ export const ENGINE_STATE_SECTIONS = {
   pendingCreates: z._default(z.record(z.string(), PendingCreateSchema), {}),
   outbox: z._default(z.array(OutboxEntrySchema), []),
   /** The bundle's own todos that stopped applying but could not be removed yet (a review todo filed too early): sync removes them. */
-  strayTasks: z._default(z.array(z.object({ projectId: z.string(), taskId: z.string(), since: z.number() })), []),
+  strayTasks: z._default(
+    z.array(
+      z.object({
+        projectId: z.string(),
+        taskId: z.string(),
+        since: z.number(),
+        /** The Work it was filed for: the person's comments on it go there. */
+        forKey: z.optional(z.string()),
+        /** Those comments, once carried over (never twice). */
+        carried: z.optional(z.array(z.string())),
+      }),
+    ),
+    [],
+  ),
   /** What was rebuilt from Dida after the state file was lost, for `dida-todo status`. */
   rebuilt: z._default(z.array(z.object({ at: z.number(), what: z.string() })), []),
 };
