@@ -11,11 +11,12 @@ import { ConfigError, findBinding } from '../store/config-store';
 import { displayPath } from '../store/paths';
 import type { CheckResult, DoctorCheck, DoctorContext } from './doctor-types';
 import { nodeAtLeast, type DshProbe } from './dsh-probe';
+import { dshSeamsCheck } from './dsh-seams-check';
+import { dshSupport, needsHmrWorkarounds, TESTED_DSH } from './dsh-versions';
 import { bundleInstallCommands } from './install-source';
 import { sdkCreateCommands, sdkProfileCheck } from './sdk-profile';
 
-/** The dsh release dida-todo is tested with. */
-export const TESTED_DSH = '0.1.0-rc.8';
+export { TESTED_DSH };
 /** cordis-plugin-hmr 1.0.19 removed `registerConfig`, which dsh 0.1.0-rc.8 calls on every boot. */
 const HMR_BROKEN_FROM = [1, 0, 19];
 
@@ -67,16 +68,17 @@ export const dshCheck: DoctorCheck = async (ctx) => {
     return [{ id: 'dsh', status: 'fail', title, detail: t('cli.doctor.dsh.missing'), fix }];
   }
   if (!probe.version) return [{ id: 'dsh', status: 'fail', title, detail: t('cli.doctor.dsh.broken', { bin: probe.bin, error: safeText(probe.error ?? '') }), fix: [t('cli.doctor.dsh.install', { url: `${repositoryUrl()}#install-and-use` })] }];
-  const tested = probe.version === TESTED_DSH;
-  return [
-    {
-      id: 'dsh',
-      status: tested ? 'ok' : 'warn',
-      title,
-      detail: t(tested ? 'cli.doctor.dsh.ok' : 'cli.doctor.dsh.untested', { version: safeText(probe.version), bin: probe.bin, tested: TESTED_DSH }),
-    },
-  ];
+  // The running version against the table of docs/install.md ("dsh versions").
+  const support = dshSupport(probe.version).support;
+  const key = support === 'tested' ? 'cli.doctor.dsh.ok' : support === 'expected' ? 'cli.doctor.dsh.expected' : support === 'newer' ? 'cli.doctor.dsh.newer' : 'cli.doctor.dsh.older';
+  return [{ id: 'dsh', status: support === 'tested' ? 'ok' : 'warn', title, detail: t(key, { version: safeText(probe.version), bin: probe.bin, tested: TESTED_DSH }) }];
 };
+
+/** rc.8's start-up workarounds are checked only on the dsh that needs them. */
+function rc8Only(probe: DshProbe, ctx: DoctorContext, id: string, title: string): CheckResult | undefined {
+  if (!probe.version || needsHmrWorkarounds(probe.version)) return undefined;
+  return { id, status: 'skip', title, detail: ctx.text.t('cli.doctor.rc8Only', { version: safeText(probe.version) }) };
+}
 
 /** Results that need a working dsh are skipped (one line each) when there is none. */
 function needsDsh(probe: DshProbe, ctx: DoctorContext, id: string, title: string): CheckResult[] | undefined {
@@ -137,7 +139,9 @@ export const dshRuntimeCheck: DoctorCheck = async (ctx) => {
   else results.push({ id: 'pnpm', status: 'ok', title: pnpmTitle, detail: t('cli.doctor.pnpm.ok', { version: probe.pnpmVersion }) });
 
   const hmrTitle = t('cli.doctor.title.hmr');
-  if (!probe.hmrVersion) results.push({ id: 'hmr', status: 'warn', title: hmrTitle, detail: t('cli.doctor.hmr.unknown') });
+  const notHere = rc8Only(probe, ctx, 'hmr', hmrTitle);
+  if (notHere) results.push(notHere);
+  else if (!probe.hmrVersion) results.push({ id: 'hmr', status: 'warn', title: hmrTitle, detail: t('cli.doctor.hmr.unknown') });
   else {
     const parts = probe.hmrVersion.split('.').map((n) => Number.parseInt(n, 10));
     const broken = compareVersions(parts, HMR_BROKEN_FROM) >= 0;
@@ -164,6 +168,8 @@ export const overlayCheck: DoctorCheck = async (ctx) => {
   const probe = await ctx.dsh();
   const skipped = needsDsh(probe, ctx, 'overlay', title);
   if (skipped) return skipped;
+  const notHere = rc8Only(probe, ctx, 'overlay', title);
+  if (notHere) return [notHere];
   if (!probe.rows) return [{ id: 'overlay', status: 'fail', title, detail: t('cli.doctor.dump.failed', { profile: ctx.profile, error: safeText(probe.error ?? '') }) }];
   const hmr = probe.rows.find((row) => row.id === 'hmr');
   if (hmr && hmr.disabled !== true) return [{ id: 'overlay', status: 'ok', title, detail: t('cli.doctor.overlay.ok', { profile: ctx.profile }) }];
@@ -282,4 +288,4 @@ export const bindingCheck: DoctorCheck = async (ctx) => {
  * Every check, in report order. `dida-todo doctor --live` adds one more here (a check that awaits
  * `ctx.connection()` and runs the live probe with its gateway); nothing else changes.
  */
-export const DOCTOR_CHECKS: readonly DoctorCheck[] = [nodeCheck, dshCheck, dshRuntimeCheck, profileCheck, overlayCheck, bundleCheck, sdkProfileCheck, configCheck, tokenCheck, bindingCheck];
+export const DOCTOR_CHECKS: readonly DoctorCheck[] = [nodeCheck, dshCheck, dshRuntimeCheck, profileCheck, overlayCheck, bundleCheck, dshSeamsCheck, sdkProfileCheck, configCheck, tokenCheck, bindingCheck];

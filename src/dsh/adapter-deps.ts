@@ -5,11 +5,15 @@ import type { Locale } from '../core/text/locale';
 import type { WorkEngine } from '../core/engine/work-engine';
 import type { AgentTracker } from './agent-tracker';
 import type { Clock } from './clock';
+import type { HostSeams } from './host-seams';
 import type { HostContext } from './ports';
 import type { RowConfig } from './row-config';
 
 /** The engine operations the adapter uses (tests hand in fakes with the same shape). */
-export type EnginePort = Pick<WorkEngine, 'sync' | 'queue' | 'claimNext' | 'settle' | 'currentWork' | 'waitForHuman' | 'switchTo' | 'withSignal' | 'releaseSession' | 'waitForModelFailure' | 'noteWaitUntil' | 'waitAfterAttempts'>;
+export type EnginePort = Pick<
+  WorkEngine,
+  'sync' | 'queue' | 'claimNext' | 'settle' | 'currentWork' | 'waitForHuman' | 'switchTo' | 'withSignal' | 'releaseSession' | 'waitForModelFailure' | 'noteWaitUntil' | 'waitAfterAttempts' | 'noteHostGap'
+>;
 
 export interface AdapterDeps {
   ctx: HostContext;
@@ -25,6 +29,8 @@ export interface AdapterDeps {
   lifetime: AbortSignal;
   /** Message ids (random in production, counters in tests). */
   newId(): string;
+  /** What the running dsh lacks of the surfaces the bundle uses (host-seams.ts); absent in module tests. */
+  seams?: HostSeams;
 }
 
 /** The error text of an unknown failure. */

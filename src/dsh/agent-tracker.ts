@@ -39,6 +39,10 @@ export interface AgentTrack {
   liftRestriction?: () => void;
   /** Which restriction is in place ('unbound' or 'subagent'), to change it only when needed. */
   restriction?: string;
+  /** A pre-step ran since the last step started (undefined until the host has seen one step: no judgement yet). */
+  preStepSeen?: boolean;
+  /** The request-error hook ran in the current turn (undefined until the host saw the turn start). */
+  requestErrorSeen?: boolean;
   /** Promises of in-flight background work (sync, settle), awaited on dispose. */
   background: Set<Promise<unknown>>;
 }

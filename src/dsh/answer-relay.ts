@@ -5,7 +5,7 @@ import { routeFor } from '../core/queue/route-tags';
 import type { DidaTodoConfig } from '../store/config-store';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
-import { personIsWaiting, pluginMessage, type PreStepArgs } from './ports';
+import { canWake, personIsWaiting, pluginMessage, sendOwnMessage, type PreStepArgs } from './ports';
 import type { StretchCounter } from './stretch-counter';
 
 /** How long the first step of a turn waits for the session's first read of its list (which may carry an answer). */
@@ -42,7 +42,8 @@ export class AnswerRelay {
     for (const track of tracks) {
       const key = state.sessions[track.sessionId]?.currentWork;
       const work = key ? state.works[key] : undefined;
-      if (key && work?.pendingAnswer && !work.waiting) owners.set(key, track);
+      // An idle session this dsh cannot wake (no agent.followup) takes the answer at its next turn's first step instead.
+      if (key && work?.pendingAnswer && !work.waiting && (track.agent.status !== 'idle' || canWake(track.agent))) owners.set(key, track);
     }
     if (owners.size === 0) return;
     for (const answer of await takeAnswers(this.store, (key) => owners.has(key))) {
@@ -82,15 +83,15 @@ export class AnswerRelay {
   }
 
   private async hand(track: AgentTrack, answer: TakenAnswer): Promise<void> {
-    const message = pluginMessage(answerNote(answer), this.deps.newId());
     this.onResumed(track, answer.title);
-    if (track.agent.status !== 'idle' || personIsWaiting(track.agent)) {
+    const message = pluginMessage(answerNote(answer), this.deps.newId());
+    if (track.agent.status !== 'idle' || personIsWaiting(track.agent) || !canWake(track.agent)) {
       track.pendingNotes.push(message);
       return;
     }
     try {
       await this.counter.note(track.sessionId, { kind: 'new_work' });
-      track.agent.followup(message);
+      sendOwnMessage((message) => track.agent.followup(message), answerNote(answer), this.deps.newId());
       this.deps.log(`the person answered Work ${answer.key} in Dida; woke session ${track.sessionId} with it`);
     } catch (error) {
       this.deps.log(`could not wake session ${track.sessionId} with the person's answer (kept for later): ${messageOf(error)}`);

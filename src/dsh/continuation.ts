@@ -4,23 +4,23 @@ import { backoffDelayMs, continuationMessage, decideContinuation, unfinishedWork
 import { classifyFailure, type StopVerdict } from '../core/continuation/stop-policy';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
-import { optionalServices, personIsWaiting, pluginMessage, type RequestErrorArgs } from './ports';
+import { goalOf, personIsWaiting, sendOwnMessage, type RequestErrorArgs } from './ports';
 import type { StretchCounter } from './stretch-counter';
 
 /** A model-facing note that becomes part of the session's history right away (so the very next request carries it). */
 export function appendNote(deps: Pick<AdapterDeps, 'newId' | 'log'>, track: AgentTrack, text: string): void {
-  const message = pluginMessage(text, deps.newId());
+  const id = deps.newId();
   try {
-    track.agent.session.append('user/message', message, { surfaceOp: 'append' });
+    sendOwnMessage((message) => track.agent.session.append('user/message', message, { surfaceOp: 'append' }), text, id);
   } catch (error) {
     deps.log(`could not add the note to the session, queueing it instead: ${messageOf(error)}`);
-    track.agent.inject(message);
+    sendOwnMessage((message) => track.agent.inject(message), text, id);
   }
 }
 
 /** What the host knows live about a session's own work (its todo_write items, its goal). */
 export function liveFacts(deps: Pick<AdapterDeps, 'ctx'>, track: AgentTrack): SessionWorkFacts {
-  const phase = optionalServices.goals(deps.ctx)?.get(track.agent)?.phase;
+  const phase = goalOf(deps.ctx, track.agent)?.phase;
   return { modelTodosOpen: track.modelTodosOpen, ...(phase ? { goalPhase: phase } : {}) };
 }
 

@@ -10,7 +10,7 @@ import { findBinding, type DidaTodoConfig } from '../store/config-store';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
 import type { WaitMark } from './continuation';
-import { optionalServices, personIsWaiting, pluginMessage, type HostAgent } from './ports';
+import { goalOf, optionalServices, personIsWaiting, pluginMessage, sendOwnMessage, type HostAgent } from './ports';
 import { THIS_PROCESS, type MarkedSession, type TurnMarker } from './turn-markers';
 
 /** How long a resume waits for dsh's agent factory and the resumed agent to become idle. */
@@ -99,7 +99,7 @@ export class CrashRecovery {
   private factsOf(id: string, record: MarkedSession | undefined): SessionWorkFacts {
     const recorded = record?.turnFacts;
     const track = this.deps.tracker.get(id);
-    const phase = track ? optionalServices.goals(this.deps.ctx)?.get(track.agent)?.phase : undefined;
+    const phase = track ? goalOf(this.deps.ctx, track.agent)?.phase : undefined;
     const goalPhase = phase === 'active' ? phase : (recorded?.goalPhase ?? phase);
     return { modelTodosOpen: Math.max(track?.modelTodosOpen ?? 0, recorded?.modelTodosOpen ?? 0), ...(goalPhase ? { goalPhase } : {}) };
   }
@@ -231,9 +231,9 @@ export class CrashRecovery {
   /** Re-arms a goal the restart disarmed, or sends the recovery follow-up. */
   private act(agent: HostAgent): void {
     const goals = optionalServices.goals(this.deps.ctx);
-    const goal = goals?.get(agent);
-    if (goal && goal.phase === 'active' && goal.activation === 'disarmed') goals?.resume(agent, { id: goal.id, revision: goal.revision });
-    else agent.followup(pluginMessage(RECOVERY_MESSAGE, this.deps.newId()));
+    const goal = goalOf(this.deps.ctx, agent);
+    if (goal && goal.phase === 'active' && goal.activation === 'disarmed' && typeof goals?.resume === 'function') goals.resume(agent, { id: goal.id, revision: goal.revision });
+    else sendOwnMessage((message) => agent.followup(message), RECOVERY_MESSAGE, this.deps.newId());
     this.deps.log(`resumed the interrupted turn of ${agent.id}`);
   }
 

@@ -15,9 +15,15 @@ export interface DeskHandlers {
  * Registers both seams on `ctx`; `handlers()` gives the host's handlers once it is loaded (undefined: pass through).
  * The approval listener goes first in the waterfall (dsh web's answerer is asked through it, so the first answer can
  * win); the question service's `ask` is wrapped on the service itself (rc.8 has one provider and no racing seam) and
- * put back when the plugin or the service goes away. Never throws: a seam this dsh lacks is logged and left out.
+ * put back when the plugin or the service goes away. Never throws: a seam this dsh lacks is told (`lack`, else the log)
+ * and left out.
  */
-export function registerDeskSeams(ctx: HostContext, handlers: () => Promise<DeskHandlers | undefined>, log: (line: string) => void): void {
+export function registerDeskSeams(
+  ctx: HostContext,
+  handlers: () => Promise<DeskHandlers | undefined>,
+  log: (line: string) => void,
+  lack: (seam: 'approval' | 'userQuestions', detail: string) => void = (seam, detail) => log(`${seam === 'approval' ? 'approvals' : "dsh's questions"} cannot reach Dida in this dsh: ${detail}`),
+): void {
   try {
     ctx.on(
       'approval/request',
@@ -28,18 +34,22 @@ export function registerDeskSeams(ctx: HostContext, handlers: () => Promise<Desk
       true,
     );
   } catch (error) {
-    log(`approvals cannot reach Dida in this dsh: ${messageOf(error)}`);
+    lack('approval', messageOf(error));
   }
   try {
-    ctx.inject?.(['userQuestions'], (scope) => wrapAsk(scope, handlers, log));
+    ctx.inject?.(['userQuestions'], (scope) => wrapAsk(scope, handlers, (detail) => lack('userQuestions', detail)));
   } catch (error) {
-    log(`dsh's questions cannot reach Dida in this dsh: ${messageOf(error)}`);
+    lack('userQuestions', messageOf(error));
   }
 }
 
-function wrapAsk(scope: HostContext, handlers: () => Promise<DeskHandlers | undefined>, log: (line: string) => void): void {
+function wrapAsk(scope: HostContext, handlers: () => Promise<DeskHandlers | undefined>, lack: (detail: string) => void): void {
   const service = scope.get('userQuestions') as UserQuestionsService | undefined;
-  if (!service || typeof service.ask !== 'function') return;
+  if (!service) return;
+  if (typeof service.ask !== 'function') {
+    lack('the question service has no ask of the shape this bundle knows');
+    return;
+  }
   const own = Object.getOwnPropertyDescriptor(service, 'ask');
   const original = service.ask;
   const call = (request: QuestionRequest) => original.call(service, request);
@@ -50,7 +60,7 @@ function wrapAsk(scope: HostContext, handlers: () => Promise<DeskHandlers | unde
   try {
     service.ask = wrapped;
   } catch (error) {
-    log(`dsh's questions cannot reach Dida in this dsh: ${messageOf(error)}`);
+    lack(messageOf(error));
     return;
   }
   scope.effect(() => () => {

@@ -9,12 +9,15 @@ import { AgentTracker, inBackground, type AgentTrack } from './agent-tracker';
 import { systemClock, type Clock } from './clock';
 import { Continuation, liveFacts } from './continuation';
 import { DeskAskLoader, registerDeskSeams } from './desk-seams';
+import { HostSeams } from './host-seams';
+import { SeamWatch } from './seam-watch';
 import { UsageMeter } from './usage-meter';
 import type { CrashRecovery } from './crash-recovery';
 import { IdleSettle } from './idle-settle';
 import { ListSync } from './list-sync';
 import { LiveBinding } from './live-binding';
 import { Panel } from './panel';
+import { startOutboxTimer } from './outbox-timer';
 import { SessionNotices } from './session-notices';
 import { PhoneControl } from './phone-control';
 import { Poller } from './poller';
@@ -34,8 +37,6 @@ import { toolContextFor } from './tool-context';
 import { TurnMarkers } from './turn-markers';
 import { changesBinding, stretchEventOf } from './tool-effects';
 
-/** How often waiting progress comments are checked for being due. */
-const OUTBOX_CHECK_MS = 15_000;
 /** How long the first step of a turn waits for the session's attach (binding, recovery) to finish. */
 const READY_WAIT_MS = 10_000;
 
@@ -55,6 +56,8 @@ export interface HostOptions {
   isAlive?: (pid: number) => boolean;
   /** This process's mark on the turns it opens (tests start two "processes" in one). */
   mark?: string;
+  /** What this dsh lacks (the first-load layer's; by default one that keeps no report). */
+  seams?: HostSeams;
 }
 
 export class DshHost {
@@ -84,6 +87,7 @@ export class DshHost {
   /** dsh's own questions and approvals of sessions holding a Work, in Dida (desk-asks.ts). */
   readonly desk: DeskAskLoader;
   private slash: Promise<SlashCommands> | undefined;
+  private readonly watch: SeamWatch;
 
   constructor(
     private readonly ctx: HostContext,
@@ -117,7 +121,9 @@ export class DshHost {
       log,
       lifetime: this.lifetime.signal,
       newId: options.newId ?? randomUUID,
+      seams: options.seams ?? new HostSeams({ log, version: undefined }),
     };
+    this.watch = new SeamWatch(this.deps, this.deps.seams!);
     this.sync = new ListSync(this.deps);
     this.binding = new LiveBinding(this.deps, (track) => this.sync.start(track, 'session'));
     this.counter = new StretchCounter(this.deps);
@@ -172,7 +178,7 @@ export class DshHost {
       if (this.lifetime.signal.aborted) return;
       // Polling is on in long-lived profiles unless config.yaml (or the row) turns it off; a one-shot run never polls.
       this.polling.begin(settings);
-      this.startOutbox();
+      startOutboxTimer({ state: this.runtime.state, flush: async () => (await this.engine()).flushComments({ onlyDue: true }), progressWindowSeconds: this.config.progressWindowSeconds, lifetime: this.lifetime.signal, log });
       this.desk.sweepAtStart().catch((error: unknown) => log(`withdrawing the questions of ended sessions failed: ${messageOf(error)}`));
       this.crashRecovery()
         .then((recovery) => recovery.scanAtStart())
@@ -199,21 +205,7 @@ export class DshHost {
     return { poller, pace: (configured) => pollPaceFrom(this.config, configured) };
   }
 
-  /**
-   * Posts progress comments in the background once they have waited the progress window (a long turn's notes do not
-   * wait for the session to go idle). Checks every quarter window (1–15 s); reads the state only (a stat) when nothing waits.
-   */
-  private startOutbox(): void {
-    const timer = setInterval(() => {
-      if (this.lifetime.signal.aborted) return;
-      void (async () => {
-        if ((await this.runtime.state.read()).outbox.length === 0) return;
-        await (await this.engine()).flushComments({ onlyDue: true });
-      })().catch((error: unknown) => log(`posting progress comments failed (will retry): ${messageOf(error)}`));
-    }, Math.min(OUTBOX_CHECK_MS, Math.max(1_000, (this.config.progressWindowSeconds * 1000) / 4)));
-    timer.unref?.();
-    this.lifetime.signal.addEventListener('abort', () => clearInterval(timer), { once: true });
-  }
+
 
   /** The system prompt section's text for an agent (see prompt.ts). */
   promptText(agentId: string | undefined): string {
@@ -227,6 +219,7 @@ export class DshHost {
    */
   async onRequestError(args: RequestErrorArgs, next: () => Promise<unknown>, personWrote?: () => boolean): Promise<unknown> {
     const track = this.tracker.get(args.agent.id);
+    this.watch.sawRequestError(track);
     const mark = track?.humanCount ?? 0;
     const wrote = () => (personWrote?.() ?? false) || (this.tracker.get(args.agent.id)?.humanCount ?? 0) !== mark;
     const upstream = await next();
@@ -277,6 +270,7 @@ export class DshHost {
       if (event && id) await this.counter.note(id, event);
       await this.phone.afterToolCall(call);
       await this.notices.afterToolCall(call);
+      this.watch.noteSession(id ? this.tracker.get(id) : undefined);
     } catch (error) {
       log(`after ${call.tool}: ${messageOf(error)}`);
     }
@@ -344,6 +338,7 @@ export class DshHost {
     if (!track || track.subagent) return;
     this.panel.observe(track, event);
     if (event?.type === 'todo/write' && track.binding) inBackground(track, this.markers.noteFacts(track.sessionId, liveFacts(this.deps, track)), log, 'recording the open todo items');
+    this.watch.observe(track, event);
     if (event?.type === 'turn/end') {
       const reason = String(event.data?.reason?.kind ?? '');
       inBackground(track, this.counter.note(track.sessionId, { kind: 'turn_end', reason }), log, 'resetting the continuation counter');
@@ -353,6 +348,7 @@ export class DshHost {
   /** Publishes the panel, then adds this turn's queue and pending notes to the step's messages. */
   async onPreStep(args: PreStepArgs, next: () => Promise<PreStepDecision>): Promise<PreStepDecision> {
     const track = this.tracker.get(args.agent.id);
+    this.watch.sawPreStep(track);
     if (!track || track.subagent) return next();
     await Promise.race([track.ready, this.deps.clock.wait(READY_WAIT_MS, [this.lifetime.signal])]);
     // A pause found at this step is applied first, so the panel the step publishes already shows it.

@@ -10,6 +10,11 @@ export const inject = ['agents', 'tools'];
 export const Config = RowConfig;
 export type Config = RowConfig;
 
+/** Never throws: a dsh that lacks (or shapes differently) a surface the bundle uses loses only what needs it. */
 export function apply(ctx: HostContext, config: Config): void {
-  new LazyHost(ctx, config).start();
+  try {
+    new LazyHost(ctx, config).start();
+  } catch (error) {
+    process.stderr.write(`[dida-todo] could not start in this dsh: ${error instanceof Error ? error.message : String(error)}\n`);
+  }
 }

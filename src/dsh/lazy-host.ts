@@ -15,7 +15,8 @@ import { registerSlashCommand } from './slash-command-spec';
 import { registerDeskSeams } from './desk-seams';
 import { SYSTEM_PROMPT_SECTION } from './prompt-text';
 import type { DshHost } from './dsh-host';
-import { optionalServices, textOf, type HostAgent, type HostContext, type HostToolDefinition, type PreStepArgs, type PreStepDecision, type RequestErrorArgs, type SessionEvent, type ToolExecution, type UserMessageLike } from './ports';
+import { ANNOUNCE_AFTER_MS, HostSeams, type SeamId } from './host-seams';
+import { isPersonSource, onOwnKindRefused, optionalServices, textOf, type HostAgent, type HostContext, type HostToolDefinition, type PreStepArgs, type PreStepDecision, type RequestErrorArgs, type SessionEvent, type ToolExecution, type UserMessageLike } from './ports';
 import type { RowConfig } from './row-config';
 import { toJsonSchema } from './tool-bridge';
 
@@ -31,6 +32,9 @@ const ALL_TOOLS = TOOL_SPECS.map((t) => t.name);
 function log(line: string): void {
   process.stderr.write(`[dida-todo] ${line}\n`);
 }
+
+/** At most this many ids of a person's messages are kept between dsh queueing them and admitting them. */
+const INBOX_IDS_MAX = 500;
 
 /**
  * Stands in for the full host until it is needed: every hook is registered at once (dsh allows no later
@@ -58,50 +62,119 @@ export class LazyHost {
   /** The host's sessions whose binding it has resolved (its prompt answer then stands). */
   private readonly bindingKnown = new WeakSet<object>();
   private readonly paths: ReturnType<typeof resolvePaths>;
+  /** What this dsh lacks of the surfaces the bundle uses (host-seams.ts). */
+  readonly seams: HostSeams;
+  /** Ids of a person's messages dsh queued (agent/inbox/inserted) and has not admitted yet. */
+  private readonly inboxIds = new Set<string>();
+  private announceTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     private readonly ctx: HostContext,
     private readonly row: RowConfig,
   ) {
     this.paths = resolvePaths(process.env, { configPath: row.configPath, stateDir: row.stateDir });
+    this.seams = new HostSeams({ stateDir: this.paths.stateDir, log });
   }
 
+  /** Registers everything; a surface this dsh lacks or shapes differently is told (host-seams.ts), never thrown. */
   start(): void {
-    const { ctx } = this;
-    for (const spec of TOOL_SPECS) ctx.tools.register(this.tool(spec));
-    ctx.on('agent/created', ({ agent }: { agent: HostAgent }) => this.onAgent(agent, (h) => h.onCreated(agent)));
-    ctx.on('agent/status', ({ agent, status }: { agent: HostAgent; status: string }) => this.onAgent(agent, (h) => h.onStatus(agent, status)));
-    ctx.on('agent/inbox/inserted', ({ agent, message }: { agent: HostAgent; message: UserMessageLike }) => this.onInbox(agent, message));
-    ctx.on('agent/disposed', ({ agent }: { agent: HostAgent }) => {
+    const { ctx, seams } = this;
+    onOwnKindRefused(() => seams.lack('ownKind', "dsh refused the bundle's own message kind; its messages carry the shared plugin kind from now on"));
+    for (const spec of TOOL_SPECS) this.guard('tools', () => ctx.tools.register(this.tool(spec)));
+    this.listen('agent/created', ({ agent }: { agent: HostAgent }) => {
+      this.firstAgent(agent);
+      this.onAgent(agent, (h) => h.onCreated(agent));
+    });
+    this.listen('agent/status', ({ agent, status }: { agent: HostAgent; status: string }) => this.onAgent(agent, (h) => h.onStatus(agent, status)));
+    this.listen('agent/inbox/inserted', ({ agent, message }: { agent: HostAgent; message: UserMessageLike }) => this.onInbox(agent, message, 'event'), 'inbox');
+    this.listen('agent/disposed', ({ agent }: { agent: HostAgent }) => {
       this.forget(agent.id);
       this.when((h) => void h.release(agent.id));
     });
-    ctx.on('session/event', (session: { id: string }, event: SessionEvent) => {
+    this.listen('session/event', (session: { id: string }, event: SessionEvent) => {
+      this.admitted(session, event);
       if (!this.host && !this.loading && event?.type === 'todo/write') this.todos.set(session.id, { session, event });
       this.when((h) => h.onSessionEvent(session, event));
     });
-    ctx.on('agent/pre-step', async (args: PreStepArgs, next: () => Promise<PreStepDecision>) => {
-      const host = await this.current();
-      return host ? host.onPreStep(args, next) : next();
-    });
+    this.listen(
+      'agent/pre-step',
+      async (args: PreStepArgs, next: () => Promise<PreStepDecision>) => {
+        for (const message of args?.messages ?? []) this.unqueued(args.agent, message, 'claimed');
+        const host = await this.current();
+        return host ? host.onPreStep(args, next) : next();
+      },
+      'preStep',
+    );
     // A failed model request may be continued in any session (bound or not): the host loads for it. The person's mark
     // is taken before the load is awaited, so a message written meanwhile ends the backoff at once.
-    ctx.on('agent/request-error', async (args: RequestErrorArgs, next: () => Promise<unknown>) => {
-      const id = args.agent.id;
-      const mark = this.humanCounts.get(id) ?? 0;
-      return (await this.load()).onRequestError(args, next, () => (this.humanCounts.get(id) ?? 0) !== mark);
-    });
-    (ctx.get('systemPrompt') as { section?: (s: { name: string; order: number; text: (c: { agent?: { id: string } }) => string }) => unknown } | undefined)?.section?.({
-      name: PROMPT_SECTION_NAME,
-      order: PROMPT_SECTION_ORDER,
-      text: (context) => this.promptText(context.agent?.id),
-    });
+    this.listen(
+      'agent/request-error',
+      async (args: RequestErrorArgs, next: () => Promise<unknown>) => {
+        const id = args.agent.id;
+        const mark = this.humanCounts.get(id) ?? 0;
+        return (await this.load()).onRequestError(args, next, () => (this.humanCounts.get(id) ?? 0) !== mark);
+      },
+      'requestError',
+    );
+    this.guard('systemPrompt', () => this.registerPromptSection());
     // dsh asking the person: a session the host serves may hold a Work; any other passes straight through.
-    registerDeskSeams(ctx, async () => (this.loading ? (await this.loading).desk : undefined), log);
+    this.guard('approval', () => registerDeskSeams(ctx, async () => (this.loading ? (await this.loading).desk : undefined), log, (id, detail) => seams.lack(id, detail)));
     // `/dida …` (web only): the person asked, so the host loads for it.
-    registerSlashCommand(ctx, this.row.locale, async (invocation) => (await this.load()).slashCommand(invocation));
-    ctx.effect(() => () => this.dispose());
+    this.guard('commands', () => registerSlashCommand(ctx, this.row.locale, async (invocation) => (await this.load()).slashCommand(invocation), (detail) => seams.lack('commands', detail)));
+    this.guard('events', () => ctx.effect(() => () => this.dispose()));
+    this.announceTimer = setTimeout(() => seams.announce(ctx), ANNOUNCE_AFTER_MS);
+    this.announceTimer.unref?.();
     if (this.neededAtStart()) void this.load().catch((error: unknown) => log(`starting failed: ${error instanceof Error ? error.message : String(error)}`));
+  }
+
+  /** Runs one registration; one that throws means this dsh lacks (or shapes differently) the surface `seam`. */
+  private guard(seam: SeamId, register: () => unknown): void {
+    try {
+      register();
+    } catch (error) {
+      this.seams.lack(seam, error instanceof Error ? error.message : String(error));
+    }
+  }
+
+  private listen(event: string, listener: (...args: any[]) => unknown, seam: SeamId = 'events'): void {
+    this.guard(seam, () => this.ctx.on(event, listener));
+  }
+
+  /** The prompt section, now or once dsh provides its system prompt service. */
+  private registerPromptSection(): void {
+    type Sections = { section?: (s: { name: string; order: number; text: (c: { agent?: { id: string } }) => string }) => unknown } | undefined;
+    const register = (service: Sections) => {
+      if (typeof service?.section !== 'function') return false;
+      service.section({ name: PROMPT_SECTION_NAME, order: PROMPT_SECTION_ORDER, text: (context) => this.promptText(context.agent?.id) });
+      return true;
+    };
+    if (!register(this.ctx.get('systemPrompt') as Sections)) this.ctx.inject?.(['systemPrompt'], (sub) => this.guard('systemPrompt', () => register(sub.get('systemPrompt') as Sections)));
+  }
+
+  /** The first top-level session: what dsh lets the bundle do with it, and the start report (services are in by now). */
+  private firstAgent(agent: HostAgent): void {
+    if (!agent || isSubagent(agent)) return;
+    this.seams.probeAgent(agent);
+    clearTimeout(this.announceTimer);
+    this.seams.announce(this.ctx);
+  }
+
+  /** A person's message dsh admitted (the last place one it never queued can be noticed); its id is done with. */
+  private admitted(session: { id: string }, event: SessionEvent): void {
+    const message = event?.type === 'user/message' ? (event.data as UserMessageLike | undefined) : undefined;
+    const agent = message ? (this.seen.get(session.id) ?? (this.ctx.agents.get(session.id) as HostAgent | undefined)) : undefined;
+    if (message && agent && !this.unqueued(agent, message, 'admitted')) this.inboxIds.delete(message.id);
+  }
+
+  /**
+   * A person's message a step claims or dsh admits that never came through agent/inbox/inserted: this dsh lacks that
+   * event, and the message is taken as the person's now (at the step that claims it, as the event would have been).
+   */
+  private unqueued(agent: HostAgent, message: UserMessageLike, how: 'claimed' | 'admitted'): boolean {
+    if (!agent || typeof message?.id !== 'string' || !isPersonSource(message.source) || this.inboxIds.has(message.id)) return false;
+    this.seams.lack('inbox', `a person's message in session ${agent.id} was ${how} without it`);
+    this.onInbox(agent, message, how);
+    return true;
   }
 
   /** Whether the full host was loaded (or is loading). */
@@ -112,7 +185,7 @@ export class LazyHost {
   /** The full host, loading it on first use. */
   load(): Promise<DshHost> {
     this.loading ??= import('./dsh-host').then(({ DshHost }) => {
-      const host = new DshHost(this.ctx, this.row);
+      const host = new DshHost(this.ctx, this.row, { seams: this.seams });
       host.begin({ prompt: false });
       for (const agent of this.seen.values()) {
         // The restriction placed here is handed over as the host's own, so the session's tools do not flicker.
@@ -178,14 +251,17 @@ export class LazyHost {
   }
 
   /** A person's message: handed to the host, or kept for it while the session's host is put off (the queue phrase loads it). */
-  private onInbox(agent: HostAgent, message: UserMessageLike): void {
-    if (message?.source?.kind === 'user') this.humanCounts.set(agent.id, (this.humanCounts.get(agent.id) ?? 0) + 1);
+  private onInbox(agent: HostAgent, message: UserMessageLike, how: 'event' | 'claimed' | 'admitted'): void {
+    if (isPersonSource(message?.source)) {
+      this.humanCounts.set(agent.id, (this.humanCounts.get(agent.id) ?? 0) + 1);
+      if (how !== 'admitted' && typeof message.id === 'string') this.rememberInbox(message.id, how === 'event');
+    }
     const kept = this.host || this.loading ? undefined : this.deferred.get(agent.id);
     if (!kept) {
       this.when((h) => h.onInbox(agent, message));
       return;
     }
-    if (message?.source?.kind !== 'user') return;
+    if (!isPersonSource(message?.source)) return;
     kept.push(message);
     if (detectQueueGrant(textOf(message), this.row.queueTriggers)) void this.load().catch((error: unknown) => log(`loading failed: ${error instanceof Error ? error.message : String(error)}`));
   }
@@ -225,6 +301,13 @@ export class LazyHost {
     const agent = this.seen.get(agentId) ?? (this.ctx.agents.get(agentId) as HostAgent | undefined);
     const cwd = agent?.session?.header?.cwd;
     return agent && !isSubagent(agent) && cwd && this.mayBeBound(cwd) ? SYSTEM_PROMPT_SECTION : '';
+  }
+
+  /** Keeps the id of a queued message of a person until dsh admits it (the oldest go first beyond INBOX_IDS_MAX). */
+  private rememberInbox(id: string, byEvent: boolean): void {
+    if (byEvent) this.seams.present('inbox');
+    this.inboxIds.add(id);
+    if (this.inboxIds.size > INBOX_IDS_MAX) this.inboxIds.delete(this.inboxIds.values().next().value as string);
   }
 
   private forget(id: string): void {
@@ -286,6 +369,7 @@ export class LazyHost {
 
   private async dispose(): Promise<void> {
     this.disposed = true;
+    clearTimeout(this.announceTimer);
     for (const id of [...this.lifts.keys()]) this.forget(id);
     if (this.host) await this.host.dispose();
   }

@@ -17,7 +17,7 @@ import { nextPacedLook, pollDue, QUIET_STEP_MS, type ListPace, type PollPace } f
 import { pollNote, type PollCandidate, type Poller } from './poller';
 import { retrySettles } from './poll-upkeep';
 import { resumePending, turnPending, type TurnMarker } from './turn-markers';
-import { pluginMessage } from './ports';
+import { canWake, sendOwnMessage } from './ports';
 import type { StretchCounter } from './stretch-counter';
 
 /** How often each process looks at the shared state: offers for its sessions, elections, polls that fall due. */
@@ -195,7 +195,7 @@ export class MachinePoller {
       if (!(await removeOffer(this.deps.state, track.sessionId, offer.key))) continue;
       const work = state.works[offer.key];
       const resuming = resumePending(state.sessions[track.sessionId] as TurnMarker | undefined, this.deps.clock.now(), this.isAlive);
-      const fits = track.agent.status === 'idle' && !resuming && track.binding?.projectId === offer.projectId && !sessionPaused(state, track.sessionId) && work?.phase === 'open';
+      const fits = track.agent.status === 'idle' && canWake(track.agent) && !resuming && track.binding?.projectId === offer.projectId && !sessionPaused(state, track.sessionId) && work?.phase === 'open';
       const engine = await this.options.engine();
       if (!fits || !work) {
         await this.release(engine, track.sessionId, offer.key, 'its session was busy when the hand-over arrived');
@@ -220,7 +220,7 @@ export class MachinePoller {
       const record = s.sessions[track.sessionId] as MarkedRecord | undefined;
       if (record) record.pollWokenBy = this.pid;
     });
-    track.agent.followup(pluginMessage(pollNote(work.title), this.deps.newId()));
+    sendOwnMessage((message) => track.agent.followup(message), pollNote(work.title), this.deps.newId());
   }
 
   /**

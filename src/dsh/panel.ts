@@ -5,12 +5,14 @@ import type { DidaTodoConfig } from '../store/config-store';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import { sessionLocale, waitingPanel } from './session-notices';
 import type { AgentTrack } from './agent-tracker';
-import type { SessionEvent } from './ports';
+import { optionalServices, type SessionEvent } from './ports';
 
 /** How long the first step of a turn waits for the read a person's message started. */
 export const PANEL_SYNC_WAIT_MS = 5_000;
 
 export class Panel {
+  private projectionProbed = false;
+
   constructor(
     private readonly deps: AdapterDeps,
     private readonly config: () => DidaTodoConfig | undefined = () => undefined,
@@ -18,7 +20,7 @@ export class Panel {
 
   /** Publishes the current Work's steps (only bound, top-level sessions; only when the snapshot changed in this turn). */
   async publish(track: AgentTrack, turn: number): Promise<void> {
-    if (track.subagent || !track.binding) return;
+    if (track.subagent || !track.binding || typeof track.agent.session?.append !== 'function') return;
     try {
       if (track.syncing) {
         const syncing = track.syncing;
@@ -35,8 +37,23 @@ export class Panel {
       track.agent.session.append('todo/write', { todos });
       track.lastPanel = json;
       track.lastPanelTurn = turn;
+      this.probeProjection(track);
     } catch (error) {
       this.deps.log(`could not update the task panel: ${messageOf(error)}`);
+    }
+  }
+
+  /** Once per process, after the first publish: dsh's task panel shows the list only when its `todos` projection took it. */
+  private probeProjection(track: AgentTrack): void {
+    const seams = this.deps.seams;
+    if (!seams || this.projectionProbed) return;
+    this.projectionProbed = true;
+    try {
+      const values = optionalServices.sessionProjections(this.deps.ctx)?.snapshot(track.agent.session)?.values;
+      if (values && typeof values === 'object' && 'todos' in values) seams.present('panel');
+      else seams.lack('panel', 'the list the bundle published reached no todos projection');
+    } catch (error) {
+      seams.lack('panel', `reading the todos projection failed: ${messageOf(error)}`);
     }
   }
 

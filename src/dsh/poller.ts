@@ -10,7 +10,7 @@ import type { Binding } from '../store/config-store';
 import { withRequestPriority } from '../dida/request-budget';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
-import { pluginMessage } from './ports';
+import { canWake, sendOwnMessage } from './ports';
 import type { StretchCounter } from './stretch-counter';
 
 /** Longest Work title shown in the wake note. */
@@ -134,7 +134,8 @@ export class Poller {
         .sort((a, b) => Number(claimant(b.candidate.taskId) === candidate.sessionId) - Number(claimant(a.candidate.taskId) === candidate.sessionId));
       if (ranked.length === 0) continue;
       // A session whose Work the person paused from Dida is not handed other work either.
-      if ((track && track.agent.status !== 'idle') || this.deps.lifetime.aborted || sessionPaused(state, candidate.sessionId)) continue;
+      // Nor is a session this dsh cannot wake (no agent.followup): the Work would be held by a session that never hears of it.
+      if ((track && (track.agent.status !== 'idle' || !canWake(track.agent))) || this.deps.lifetime.aborted || sessionPaused(state, candidate.sessionId)) continue;
       // A session of another process makes the Work current itself when it takes the hand-over.
       // The claim is the acknowledgement of work already found: it goes with settles and comments, not with the next
       // speculative read of the list (the machine's request budget keeps a larger reserve for those).
@@ -156,7 +157,7 @@ export class Poller {
       track.queueGranted = true;
       await this.counter.note(track.sessionId, { kind: 'new_work' });
       await options.woke?.(track.sessionId, key);
-      track.agent.followup(pluginMessage(pollNote(work.title), this.deps.newId()));
+      sendOwnMessage((message) => track.agent.followup(message), pollNote(work.title), this.deps.newId());
     }
     return { fingerprint, handed };
   }

@@ -16,13 +16,18 @@ const HINT = 'status | queue | bind <list> | unbind | pause | resume | run';
  * acp have no command adapter, so nobody can type it there). Registration is at the plugin's first load, because dsh
  * takes no later registrations; `answer` is called for each invocation. A registry that appears later is waited for.
  */
-export function registerSlashCommand(ctx: HostContext, locale: 'zh' | 'en', answer: (invocation: SlashInvocation) => Promise<SlashResult>): void {
+export function registerSlashCommand(
+  ctx: HostContext,
+  locale: 'zh' | 'en',
+  answer: (invocation: SlashInvocation) => Promise<SlashResult>,
+  failed: (detail: string) => void = (detail) => process.stderr.write(`[dida-todo] could not register /${SLASH_COMMAND}: ${detail}\n`),
+): void {
   const definition = { name: SLASH_COMMAND, description: DESCRIPTION[locale] ?? DESCRIPTION.en, input: { hint: HINT }, handler: answer };
   const register = (commands: CommandsService | undefined) => {
     try {
       commands?.register(definition);
     } catch (error) {
-      process.stderr.write(`[dida-todo] could not register /${SLASH_COMMAND}: ${error instanceof Error ? error.message : String(error)}\n`);
+      failed(error instanceof Error ? error.message : String(error));
     }
   };
   if (typeof ctx.inject === 'function') ctx.inject(['commands'], (sub: HostContext) => register(sub.get('commands') as CommandsService | undefined));

@@ -15,7 +15,7 @@ import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
 import type { LiveBinding } from './live-binding';
 import { PAUSE_CANCEL_REASON } from './pause-guard';
-import { pluginMessage, type HostAgent, type SlashInvocation, type SlashResult } from './ports';
+import { canWake, sendOwnMessage, type HostAgent, type SlashInvocation, type SlashResult } from './ports';
 import type { StretchCounter } from './stretch-counter';
 
 /** Works listed in a `/dida queue` answer at most. */
@@ -227,7 +227,7 @@ export class SlashCommands {
     if (outcome.status === 'no_current_work') return { kind: 'error', text: this.say('dsh.command.resume.none') };
     if (outcome.status === 'not_waiting') return { kind: 'error', text: this.say('dsh.command.resume.notWaiting', { title: plain(outcome.work.title) }) };
     await this.parts.counter.note(track.sessionId, { kind: 'human_message' });
-    if (track.agent.status === 'idle') track.agent.followup(pluginMessage(RESUME_NOTE, this.parts.deps.newId()));
+    if (track.agent.status === 'idle' && canWake(track.agent)) sendOwnMessage((message) => track.agent.followup(message), RESUME_NOTE, this.parts.deps.newId());
     return { kind: 'success', text: this.say('dsh.command.resume.done', { title: plain(outcome.work.title) }) };
   }
 
@@ -238,7 +238,8 @@ export class SlashCommands {
     track.queueGranted = true;
     track.grantPending = true;
     await this.parts.counter.note(track.sessionId, { kind: 'human_message' });
-    track.agent.followup(pluginMessage(RUN_NOTE, this.parts.deps.newId()));
+    // Without agent.followup the grant waits for the person's next message in this session.
+    if (canWake(track.agent)) sendOwnMessage((message) => track.agent.followup(message), RUN_NOTE, this.parts.deps.newId());
     return { kind: 'success', text: this.say('dsh.command.run.done', { trigger }) };
   }
 }

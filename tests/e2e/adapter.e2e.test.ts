@@ -10,6 +10,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { isOwnSource } from '../../src/dsh/ports';
 import type { Simulator } from '../../src/sim/simulator';
 import { contentFilter, stall, text, toolCall, type FakeModel, type RecordedRequest } from './harness/fake-model';
 import { cancel, createSession, prompt, webCall } from './harness/web-api';
@@ -150,8 +151,10 @@ describe('(d) a user abort is never continued', () => {
     const log = logFor(await readSessionLogs(home), sessionId);
     expect(eventsOf(log, 'turn/end').map((e) => e.data.reason.kind)).toEqual(['aborted', 'completed']);
     // Our only messages in this session are the queue notes of the trigger phrase; no continuation or recovery note.
-    const ours = eventsOf(log, 'user/message').filter((e) => e.data?.source?.kind === 'plugin' && e.data?.source?.plugin === 'dida-todo');
+    const ours = eventsOf(log, 'user/message').filter((e) => isOwnSource(e.data?.source));
     expect(ours.map((e) => JSON.stringify(e.data.content))).toEqual([expect.stringContaining('asked to check the Dida queue')]);
+    // rc.8 takes the bundle's own message kind (decision 0121).
+    expect(ours.map((e) => e.data.source.kind)).toEqual(['dida-todo']);
     // The human message reset the counter the aborted wait had taken.
     expect(readState().sessions[sessionId].autoAttempts).toBe(0);
 
@@ -262,9 +265,11 @@ describe('(e) SIGKILL mid-turn, then dsh starts again', () => {
     const seqOf = (pred: (e: (typeof log.events)[number]) => boolean) => log.events.findIndex(pred);
     const interrupted = seqOf((e) => e.type === 'turn/end' && e.data?.reason?.kind === 'interrupted');
     const recovery = seqOf(
-      (e) => e.type === 'user/message' && e.data?.source?.kind === 'plugin' && e.data?.source?.plugin === 'dida-todo' && JSON.stringify(e.data?.content).includes(RECOVERY_NOTE),
+      (e) => e.type === 'user/message' && isOwnSource(e.data?.source) && JSON.stringify(e.data?.content).includes(RECOVERY_NOTE),
     );
     expect(interrupted).toBeGreaterThan(-1);
+    // rc.8 restored a log holding the bundle's own kind (the queue note before the crash) and went on with it.
+    expect(log.events.slice(0, interrupted).filter((e) => e.type === 'user/message' && e.data?.source?.kind === 'dida-todo')).toHaveLength(1);
     expect(recovery).toBeGreaterThan(interrupted);
     expect(log.events.slice(interrupted + 1, recovery).filter((e) => e.type === 'user/message' || e.type === 'turn/end')).toEqual([]);
     expect(eventsOf(log, 'turn/end').at(-1)?.data?.reason).toEqual({ kind: 'completed' });
@@ -415,7 +420,7 @@ describe('(f) a subagent is never bound or continued', () => {
     expect(child.header.parentSession).toBe(parentId);
     expect(eventsOf(child, 'turn/end').map((e) => e.data?.reason?.kind)).toEqual(['error']);
     expect(eventsOf(child, 'turn/end')[0]!.data.reason.error.code).toBe('CONTENT_FILTER');
-    expect(eventsOf(child, 'user/message').filter((e) => e.data?.source?.plugin === 'dida-todo')).toEqual([]);
+    expect(eventsOf(child, 'user/message').filter((e) => isOwnSource(e.data?.source))).toEqual([]);
     expect(eventsOf(child, 'todo/write')).toEqual([]);
     expect(eventsOf(child, 'llm/retry')).toEqual([]);
 

@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { isOwnSource } from '../../src/dsh/ports';
 import type { Simulator } from '../../src/sim/simulator';
 import { contentFilter, text, toolCall, type FakeModel, type RecordedRequest } from './harness/fake-model';
 import { eventsOf, runHeadless } from './harness/dsh-run';
@@ -72,7 +73,7 @@ describe('the rephrase note after a content-filter stop', () => {
     // One turn: the notes are plugin messages inside it, and the step change after them ended the stretch.
     const log = run.sessionLogs[0]!;
     expect(eventsOf(log, 'turn/end').map((e) => e.data.reason.kind)).toEqual(['completed']);
-    const notes = eventsOf(log, 'user/message').filter((e) => e.data?.source?.plugin === 'dida-todo' && JSON.stringify(e.data.content).includes(NOTE));
+    const notes = eventsOf(log, 'user/message').filter((e) => isOwnSource(e.data?.source) && JSON.stringify(e.data.content).includes(NOTE));
     expect(notes).toHaveLength(2);
     expect(sim.getTask(work.id)?.status).toBe(2);
     const state = readEngineStateFile(path.join(home, '.test-xdg', 'state', 'dida-todo', 'state.json'));

@@ -9,9 +9,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
+import { isOwnSource } from '../../src/dsh/ports';
 import type { Simulator } from '../../src/sim/simulator';
 import { rateLimit, stall, text, toolCall, type FakeModel, type RecordedRequest } from './harness/fake-model';
-import { ensureDsh, eventsOf, readSessionLogs, repoRoot, type SessionEvent } from './harness/dsh-run';
+import { cliEnv, ensureDsh, eventsOf, readSessionLogs, repoRoot, type SessionEvent } from './harness/dsh-run';
 import { installSdkProfile, startSdk, type SdkProcess } from './harness/sdk-client';
 import { useDshWorld } from './harness/world';
 import { readEngineStateFile } from '../helpers/engine-state-file';
@@ -117,6 +118,9 @@ describe('dida-todo in the sdk profile', () => {
       { content: '收集变更', status: 'completed' },
       { content: '写草稿', status: 'completed' },
     ]);
+    // The sdk profile on rc.8 offers every surface the bundle uses (its seam report: decision 0122).
+    const seams = JSON.parse(fs.readFileSync(path.join(home, '.test-xdg', 'state', 'dida-todo', 'dsh-seams.json'), 'utf8'));
+    expect(seams.dsh['0.1.0-rc.8']).toMatchObject({ missing: [], sourceKind: 'dida-todo' });
   });
 
   it('(2) a rate limit that outlasts dsh\'s own retries (429 ×6) is continued inside the running process and the Work gets done', async () => {
@@ -209,7 +213,7 @@ describe('dida-todo in the sdk profile', () => {
     const events = second.events(sessionId);
     expect(turnEnds(events)).toEqual([{ kind: 'completed' }]);
     expect(second.statuses(sessionId)).toContain('running');
-    const recovery = events.find((e) => e.type === 'user/message' && e.data?.source?.plugin === 'dida-todo');
+    const recovery = events.find((e) => e.type === 'user/message' && isOwnSource(e.data?.source));
     expect(JSON.stringify(recovery?.data?.content)).toContain(RECOVERY_NOTE);
     // The model was asked within the same session, and the log on disk closes the cut turn as interrupted.
     const resumed = model.chatRequests().slice(chatsBefore);
@@ -305,15 +309,7 @@ describe('dida-todo in the sdk profile', () => {
   it('(6) `dida-todo doctor --profile sdk` passes on the profile assembled this way, and names what breaks it', async () => {
     await installSdkProfile(home);
     const install = await ensureDsh();
-    const env = {
-      PATH: [install.nodeBinDir, install.pnpmBinDir, path.dirname(install.dshBin), '/usr/bin', '/bin'].join(path.delimiter),
-      HOME: home,
-      DSH_HOME: home,
-      XDG_CONFIG_HOME: path.join(home, '.test-xdg', 'config'),
-      XDG_STATE_HOME: path.join(home, '.test-xdg', 'state'),
-      DIDA_TODO_E2E_CACHE: path.join(home, 'no-demo-cache'),
-      LANG: 'en_US.UTF-8',
-    };
+    const env = cliEnv(install, home);
     const doctor = async (...args: string[]) => {
       const run = await promisify(execFile)(process.execPath, [path.join(repoRoot, 'dsh-plugin', 'cli.mjs'), 'doctor', '--json', ...args], { env, cwd: project, timeout: 90_000 }).catch((e: { stdout: string }) => e);
       return Object.fromEntries((JSON.parse(run.stdout) as { checks: Array<{ id: string; status: string; detail: string; fix: string[] }> }).checks.map((c) => [c.id, c]));

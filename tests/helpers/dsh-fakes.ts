@@ -12,6 +12,8 @@ import type { Clock } from '../../src/dsh/clock';
 import type { GoalView, HostAgent, HostContext, UserMessageLike } from '../../src/dsh/ports';
 import { RowConfig } from '../../src/dsh/row-config';
 import { defaultConfig, type DidaTodoConfig } from '../../src/store/config-store';
+import { getLocale as localeOf } from '../../src/core/text/locale';
+import type { Runtime } from '../../src/wiring/runtime';
 
 /** A clock that only moves when told: `advance(ms)` runs due waits and intervals in time order. */
 export class FakeClock implements Clock {
@@ -230,6 +232,7 @@ export function fakeEngine(overrides: Partial<Record<keyof EnginePort, AnyFn>> =
     waitForModelFailure: vi.fn<AnyFn>(async () => undefined),
     noteWaitUntil: vi.fn<AnyFn>(async () => false),
     waitAfterAttempts: vi.fn<AnyFn>(async () => undefined),
+    noteHostGap: vi.fn<AnyFn>(async () => false),
   };
   for (const [name, fn] of Object.entries(overrides) as Array<[keyof EnginePort, AnyFn]>) {
     engine[name] = vi.isMockFunction(fn) ? (fn as Mock<AnyFn>) : vi.fn<AnyFn>(fn);
@@ -283,4 +286,21 @@ export function createHarness(options: HarnessOptions = {}) {
     newId: () => `id-${++ids}`,
   };
   return { deps, clock, state, config, engine, agents, logs, lifetime, services };
+}
+
+/** A runtime over in-memory state and config for DshHost, with no Dida behind it (its gateway and account reject). */
+export function fakeRuntime(state: StatePort, config: ConfigPort, lockDir: string): Runtime {
+  return {
+    config,
+    state,
+    locks: { withLock: (_k: string, fn: () => Promise<unknown>) => fn() },
+    locale: localeOf('en'),
+    hostLabel: 'host-a',
+    corruptions: [],
+    gateway: vi.fn(async () => Promise.reject(new Error('no gateway here'))),
+    tokenSource: vi.fn(async () => undefined),
+    account: vi.fn(async () => Promise.reject(new Error('no account here'))),
+    paths: { lockDir },
+    close: vi.fn(async () => undefined),
+  } as unknown as Runtime;
 }

@@ -1,5 +1,7 @@
 // A small fake of dsh's plugin context for driving the whole plugin entry (src/dsh/index.ts) in unit tests: it records
-// registered tools, listeners and prompt sections, and lets a test emit events and call waterfalls.
+// registered tools, listeners and prompt sections, and lets a test emit events and call waterfalls. By default it has
+// what dsh 0.1.0-rc.8 offers a plugin (goals, commands, the todos projection, agent.cancel); a service given as
+// undefined is left out.
 import { expect, vi } from 'vitest';
 
 type Listener = (...args: any[]) => any;
@@ -13,6 +15,7 @@ export interface FakeAgent {
   inject: ReturnType<typeof vi.fn>;
   steer: ReturnType<typeof vi.fn>;
   runMaintenance: ReturnType<typeof vi.fn>;
+  cancel: ReturnType<typeof vi.fn>;
   /** The agent-scoped tool registry: `restrict` records filters and returns their lifters. */
   ctx: { tools: { restrict: ReturnType<typeof vi.fn> } };
 }
@@ -27,6 +30,7 @@ export function fakeAgent(id: string, header: Record<string, unknown>): FakeAgen
     inject: vi.fn(),
     steer: vi.fn(),
     runMaintenance: vi.fn(async (job: (signal: AbortSignal) => Promise<unknown>) => job(new AbortController().signal)),
+    cancel: vi.fn(),
     ctx: { tools: { restrict: vi.fn(() => vi.fn()) } },
   };
 }
@@ -37,7 +41,17 @@ interface PromptSection {
   text: string | ((context: { agent?: unknown }) => string);
 }
 
-export function fakeHost(services: Record<string, unknown> = {}) {
+/** What rc.8's base bundle provides besides agents and tools (no goal is ever set; the todos projection takes any list). */
+export function rc8Services(): Record<string, unknown> {
+  return {
+    goals: { get: () => undefined, resume: () => undefined },
+    commands: { register: () => () => undefined },
+    sessionProjections: { snapshot: () => ({ asOfSeq: 0, values: { todos: null } }) },
+  };
+}
+
+export function fakeHost(given: Record<string, unknown> = {}) {
+  const services: Record<string, unknown> = { ...rc8Services(), ...given };
   const listeners = new Map<string, Listener[]>();
   const cleanups: Array<() => unknown> = [];
   const tools: any[] = [];
@@ -65,7 +79,14 @@ export function fakeHost(services: Record<string, unknown> = {}) {
       return services[name];
     },
     tools: { register: (def: unknown) => (tools.push(def), () => undefined) },
-    agents: { get: (id: string) => agents.get(id), roots: () => [...agents.values()].filter((a) => !a.session.header.parentSession) },
+    agents: {
+      get: (id: string) => agents.get(id),
+      roots: () => [...agents.values()].filter((a) => !a.session.header.parentSession),
+      // rc.8 resumes a persisted session; this fake has none (a test that resumes puts its own in place).
+      resume: async ({ resumeSessionId }: { resumeSessionId: string }) => {
+        throw new Error(`no persisted session ${resumeSessionId}`);
+      },
+    } as { get(id: string): FakeAgent | undefined; roots(): FakeAgent[]; resume?: unknown },
   };
   const only = (event: string): Listener => {
     const list = listeners.get(event) ?? [];

@@ -12,6 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { INSTALL, PACKAGE_VERSION } from '../../src/cli/install-commands';
 import { SDK_OVERRIDES, SDK_PACKAGES, SDK_PATCH_LINES, SDK_WORKSPACE_LINES } from '../../src/doctor/sdk-profile';
+import { HostSeams } from '../../src/dsh/host-seams';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
 import { ROOT, makeCliHome, type CliHome } from '../helpers/cli-harness';
 import { makeFakeDsh } from '../helpers/fake-dsh';
@@ -78,7 +79,7 @@ describe('dida-todo doctor', () => {
     const { code, json, out } = await doctor({});
     expect(code).toBe(1);
     expect(json.ok).toBe(false);
-    expect(json.checks.map((c) => c.id)).toEqual(['node', 'dsh', 'dsh-node', 'overlay', 'bundle', 'config', 'token', 'binding']);
+    expect(json.checks.map((c) => c.id)).toEqual(['node', 'dsh', 'dsh-node', 'overlay', 'bundle', 'dsh-seams', 'config', 'token', 'binding']);
     const c = byId(json);
     expect(c.node?.status).toBe('ok');
     expect(c.dsh).toMatchObject({ status: 'fail', fix: ['install dsh 0.1.0-rc.8 as the README shows: https://github.com/dida-todo/dida-todo#install-and-use'] });
@@ -145,6 +146,42 @@ describe('dida-todo doctor', () => {
     await installedBundle('0.0.9');
     const older = byId((await doctor({ PATH: `${bin}${path.delimiter}${basePath}` })).json);
     expect(older.bundle).toMatchObject({ status: 'warn', fix: bundleFix('web') });
+  });
+
+  it('the running dsh against the versions table, and what it lacked when it last ran with the bundle, line by line', async () => {
+    await readySetup();
+    await installedBundle(PACKAGE_VERSION);
+    const at = (version: string) => makeFakeDsh(path.join(h.root, `fake-${version}`), { version, nodeVersion: 'v24.11.0', bundleRow: true, pnpm: '10.34.9', hmrDisabled: true });
+    // A newer dsh that has not run with the bundle here: expected to work, what it lacks not known yet; rc.8's checks skipped.
+    const newer = await at('0.2.0-rc.2');
+    const unknown = byId((await doctor({ PATH: `${newer}${path.delimiter}${basePath}` })).json);
+    expect(unknown.dsh).toMatchObject({ status: 'warn', detail: expect.stringContaining('0.2.0-rc.2 at ') });
+    expect(unknown.dsh?.detail).toContain('expected to work, not tested here (every test runs on 0.1.0-rc.8)');
+    expect(unknown.hmr).toMatchObject({ status: 'skip', detail: 'not needed: only dsh 0.1.0-rc.8 needs this (0.2.0-rc.2 runs).' });
+    expect(unknown.overlay).toMatchObject({ status: 'skip' });
+    expect(unknown['dsh-seams']).toMatchObject({ status: 'warn', detail: '0.2.0-rc.2 has not run with the bundle on this machine yet, so what it lacks is not known.', fix: ['start it once with the bundle (`dsh --profile web`), then run `dida-todo doctor` again'] });
+    // Once it has run: the report the bundle kept for that version, each missing surface with what does not work.
+    const seams = new HostSeams({ stateDir: h.stateDir, log: () => undefined, version: '0.2.0-rc.2', now: () => new Date(2026, 11, 4, 10, 7).getTime() });
+    seams.lack('requestError');
+    seams.lack('followup');
+    seams.announce({ get: () => ({ get: () => undefined, section: () => undefined, register: () => undefined, snapshot: () => ({}) }), agents: { resume: async () => ({}) } } as never);
+    await seams.written();
+    const { json, out } = await doctor({ PATH: `${newer}${path.delimiter}${basePath}` });
+    const lacking = byId(json);
+    expect(lacking['dsh-seams']).toMatchObject({ status: 'warn', detail: '0.2.0-rc.2 lacked 2 surfaces the bundle uses when it last ran with it (2026-12-04 10:07); everything else works:' });
+    expect(lacking['dsh-seam-requestError']).toMatchObject({ status: 'warn', title: 'agent/request-error', detail: 'missing: automatic continuation after a failed model request does not work; each Work it stops says so in Dida once.' });
+    expect(lacking['dsh-seam-followup']).toMatchObject({ status: 'warn', title: 'agent.followup' });
+    expect(json.checks.map((c) => c.id).filter((id) => id.startsWith('dsh-seam'))).toEqual(['dsh-seams', 'dsh-seam-requestError', 'dsh-seam-followup']);
+    expect(out).toMatch(/! agent\/request-error +missing: automatic continuation/);
+    expect(json.exitCode).toBe(0);
+    // rc.8 with no report yet is the tested dsh; a version older than any known one is not known.
+    const rc8 = byId((await doctor({ PATH: `${await makeFakeDsh(path.join(h.root, 'fake-rc8'), { nodeVersion: 'v24.11.0', bundleRow: true, pnpm: '10.34.9' })}${path.delimiter}${basePath}` })).json);
+    expect(rc8.dsh).toMatchObject({ status: 'ok' });
+    expect(rc8['dsh-seams']).toMatchObject({ status: 'ok', detail: expect.stringContaining('0.1.0-rc.8 is the dsh every test runs on') });
+    const old = byId((await doctor({ PATH: `${await at('0.1.5-rc.2')}${path.delimiter}${basePath}` })).json);
+    expect(old.dsh?.detail).toContain('not a dsh this bundle knows');
+    const future = byId((await doctor({ PATH: `${await at('0.3.0')}${path.delimiter}${basePath}` })).json);
+    expect(future.dsh?.detail).toContain('newer than any dsh this bundle knows');
   });
 
   it('a broken config.yaml: its line and the closest key, and the token and binding are not guessed', async () => {
@@ -341,7 +378,7 @@ describe('dida-todo doctor --profile sdk', () => {
     const { code, json } = await doctor({ PATH: `${bin}${path.delimiter}${basePath}` }, ['--profile', 'sdk']);
     expect(json.checks.filter((c) => c.status !== 'ok')).toEqual([]);
     expect(code).toBe(0);
-    expect(json.checks.map((c) => c.id)).toEqual(['node', 'dsh', 'dsh-node', 'pnpm', 'hmr', 'overlay', 'bundle', 'sdk-workspace', 'sdk-packages', 'sdk-rows', 'config', 'token', 'binding']);
+    expect(json.checks.map((c) => c.id)).toEqual(['node', 'dsh', 'dsh-node', 'pnpm', 'hmr', 'overlay', 'bundle', 'dsh-seams', 'sdk-workspace', 'sdk-packages', 'sdk-rows', 'config', 'token', 'binding']);
     expect(byId(json).bundle?.detail).toBe(`dida-todo ${PACKAGE_VERSION} is installed in the sdk profile.`);
     // The web profile gets none of the sdk lines.
     const web = (await doctor({ PATH: `${bin}${path.delimiter}${basePath}` })).json;

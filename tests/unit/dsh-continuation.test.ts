@@ -41,7 +41,7 @@ describe('Continuation.onRequestError', () => {
     expect(notes(t.agent).map((n) => n.slice(0, 40))).toEqual(['[dida-todo] Automatic continuation 1/3: ', '[dida-todo] Automatic continuation 2/3: ', '[dida-todo] Automatic continuation 3/3: ']);
     for (const call of t.agent.session.append.mock.calls) {
       expect(call[2]).toEqual({ surfaceOp: 'append' });
-      expect(call[1].source).toEqual({ kind: 'plugin', plugin: 'dida-todo', form: 'notice' });
+      expect(call[1].source).toEqual({ kind: 'dida-todo', plugin: 'dida-todo', form: 'notice' });
     }
     expect(t.agent.inject).not.toHaveBeenCalled();
     expect(t.state.value.sessions['session-1']!.autoAttempts).toBe(3);

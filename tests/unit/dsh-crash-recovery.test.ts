@@ -118,7 +118,7 @@ describe('resume at dsh start', () => {
     const agent = t.agents.get('session-old')!;
     expect(agent.followup).toHaveBeenCalledTimes(1);
     expect(agent.followup.mock.calls[0]![0].content[0].text).toBe(RECOVERY_MESSAGE);
-    expect(agent.followup.mock.calls[0]![0].source).toMatchObject({ kind: 'plugin', plugin: 'dida-todo' });
+    expect(agent.followup.mock.calls[0]![0].source).toMatchObject({ kind: 'dida-todo', plugin: 'dida-todo' });
     expect(t.logs).toContain('resuming the interrupted turn of session-old in 5 s (attempt 1/3)');
     expect(t.logs).toContain('resumed the interrupted turn of session-old');
     // The resume is an automatic continuation of the session's current Work: it counts toward what the Work cost.

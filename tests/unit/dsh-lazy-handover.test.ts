@@ -277,7 +277,8 @@ describe('LazyHost with what dsh may leave out', () => {
     const { host, lazy } = started(oneShot);
     try {
       const headless = fakeAgent('s-noheader', {});
-      (headless as { session: unknown }).session = { id: 's-noheader' };
+      // Only the header is left out (a session that cannot append is a surface this dsh lacks: dsh-seams.test.ts).
+      (headless as { session: unknown }).session = { id: 's-noheader', append: () => undefined };
       host.emit('agent/created', { agent: headless });
       expect(headless.ctx.tools.restrict).toHaveBeenCalledWith({ deny: ['todo', 'todo_work'] });
       const section = host.sections[0]!;

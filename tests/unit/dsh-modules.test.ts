@@ -147,7 +147,7 @@ describe('QueueGrant', () => {
     expect(grant.onHumanMessage(track, ' 检查TODO ')).toBe(true);
     expect(track.queueGranted).toBe(true);
     const [message] = await grant.messages(track);
-    expect(message!.source).toMatchObject({ kind: 'plugin', plugin: 'dida-todo' });
+    expect(message!.source).toMatchObject({ kind: 'dida-todo', plugin: 'dida-todo' });
     const text = message!.content[0]!.text;
     expect(text.startsWith(GRANT_HEAD)).toBe(true);
     expect(text).toContain('写周报');

@@ -37,7 +37,7 @@ describe('AnswerRelay', () => {
     await relay.deliver();
     expect(agent.followup).toHaveBeenCalledTimes(1);
     const message = agent.followup.mock.calls[0]![0];
-    expect(message.source).toMatchObject({ kind: 'plugin', plugin: 'dida-todo' });
+    expect(message.source).toMatchObject({ kind: 'dida-todo', plugin: 'dida-todo' });
     const text: string = message.content[0].text;
     expect(text.indexOf('用只读账号 readonly')).toBeGreaterThan(text.indexOf('<<<DIDA_DATA label=answer'));
     expect(h.state.value.works.w1!.pendingAnswer).toBeUndefined();

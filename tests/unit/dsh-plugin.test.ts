@@ -304,7 +304,7 @@ describe('continuation through agent/request-error', () => {
       // The note is appended to the session's history, so the retried request itself carries it.
       const notes = agent.session.append.mock.calls.filter((c: unknown[]) => c[0] === 'user/message');
       expect(notes).toHaveLength(1);
-      expect(notes[0]![1].source).toEqual({ kind: 'plugin', plugin: 'dida-todo', form: 'notice' });
+      expect(notes[0]![1].source).toEqual({ kind: 'dida-todo', plugin: 'dida-todo', form: 'notice' });
       expect(notes[0]![2]).toEqual({ surfaceOp: 'append' });
       expect(agent.inject).not.toHaveBeenCalled();
       expect(readState().sessions[agent.id].autoAttempts).toBe(1);

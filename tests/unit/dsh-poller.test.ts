@@ -46,7 +46,7 @@ describe('Poller', () => {
     expect(t.calls).toEqual(['claim s1 w1', 'wake s1 note']);
     expect(t.deps.tracker.get('s1')!.queueGranted).toBe(true);
     const note = t.agents[0]!.followup.mock.calls[0]![0];
-    expect(note.source).toMatchObject({ kind: 'plugin', plugin: 'dida-todo' });
+    expect(note.source).toMatchObject({ kind: 'dida-todo', plugin: 'dida-todo' });
     expect(note.content[0].text).toContain('Work w1');
   });
 

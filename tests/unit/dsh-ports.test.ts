@@ -13,7 +13,7 @@ import { fakeAgent, personSays } from '../helpers/dsh-fakes';
 describe('ports helpers', () => {
   it('pluginMessage builds a frozen plugin notice; textOf joins only text blocks', () => {
     const message = pluginMessage('hello', 'id-1');
-    expect(message).toEqual({ id: 'id-1', role: 'user', content: [{ type: 'text', text: 'hello' }], source: { kind: 'plugin', plugin: 'dida-todo', form: 'notice' } });
+    expect(message).toEqual({ id: 'id-1', role: 'user', content: [{ type: 'text', text: 'hello' }], source: { kind: 'dida-todo', plugin: 'dida-todo', form: 'notice' } });
     expect(Object.isFrozen(message)).toBe(true);
     expect(pluginMessage('x', 'i', 'instructions').source.form).toBe('instructions');
     expect(textOf({ content: [{ type: 'text', text: 'a' }, { type: 'image' }, { type: 'text', text: 'b' }, { type: 'text' }] })).toBe('ab');

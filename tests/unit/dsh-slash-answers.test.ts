@@ -222,7 +222,7 @@ describe('/dida run', () => {
     expect(t.state.value.sessions.s1!.autoAttempts).toBe(0);
     expect(t.agent.followup).toHaveBeenCalledTimes(1);
     expect(t.agent.followup.mock.calls[0]![0].content[0].text).toBe(RUN_NOTE);
-    expect(t.agent.followup.mock.calls[0]![0].source).toMatchObject({ kind: 'plugin', plugin: 'dida-todo' });
+    expect(t.agent.followup.mock.calls[0]![0].source).toMatchObject({ kind: 'dida-todo', plugin: 'dida-todo' });
   });
 
   it('a working session is told to wait, and nothing is granted', async () => {

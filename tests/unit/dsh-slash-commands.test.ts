@@ -127,7 +127,7 @@ describe('/dida', () => {
       const run = await dida(' run');
       expect(run).toMatchObject({ kind: 'success', text: expect.stringContaining('检查todo') });
       expect(agent.followup).toHaveBeenCalledTimes(1);
-      expect(agent.followup.mock.calls[0]![0]).toMatchObject({ source: { kind: 'plugin' }, content: [{ text: RUN_NOTE }] });
+      expect(agent.followup.mock.calls[0]![0]).toMatchObject({ source: { kind: 'dida-todo' }, content: [{ text: RUN_NOTE }] });
       agent.status = 'running';
       host.emit('agent/status', { agent, status: 'running' });
       const decision = (await host.waterfall('agent/pre-step', { agent, turn: 1, step: 1, messages: [] }, async () => ({ kind: 'enter', messages: [{ role: 'user' }] }))) as { messages: Array<{ content?: Array<{ text: string }> }> };

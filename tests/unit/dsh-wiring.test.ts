@@ -95,7 +95,7 @@ describe('the trigger phrase gives the turn the queue', () => {
       host.emit('agent/inbox/inserted', { agent, message: human('检查todo') });
       const added = await step();
       expect(added).toHaveLength(1);
-      expect(added[0]!.source).toMatchObject({ kind: 'plugin', plugin: 'dida-todo' });
+      expect(added[0]!.source).toMatchObject({ kind: 'dida-todo', plugin: 'dida-todo' });
       expect(text(added[0]!)).toContain('Executable Works in the bound Dida list');
       expect(text(added[0]!)).toContain('修复登录');
       // Only once per grant.

@@ -111,6 +111,29 @@ export function decideRecovery(input: RecoveryInput): RecoveryDecision {
   return { kind: 'resume', delayMs: backoffDelayMs(input.backoffSeconds, input.attempts), attempt: input.attempts + 1 };
 }
 
+/**
+ * How a turn ended, by dsh's `turn/end` reason kind: `finished` (completed), `failed` (a model error), `stopped`
+ * (aborted, blocked, out of tokens, interrupted by a crash), or `other` for a kind this bundle does not know (a newer
+ * dsh's `forked`): neither a failure nor a finished turn.
+ */
+export type TurnEnding = 'finished' | 'failed' | 'stopped' | 'other';
+
+export function turnEnding(kind: string): TurnEnding {
+  switch (kind) {
+    case 'completed':
+      return 'finished';
+    case 'error':
+      return 'failed';
+    case 'aborted':
+    case 'blocked':
+    case 'max-tokens':
+    case 'interrupted':
+      return 'stopped';
+    default:
+      return 'other';
+  }
+}
+
 /** What happened in a session, as far as the continuation counter is concerned. */
 export type StretchEvent =
   | { kind: 'human_message' }
@@ -135,7 +158,7 @@ export function resetsCounter(event: StretchEvent): boolean {
     case 'exhausted':
       return true;
     case 'turn_end':
-      return event.reason === 'completed';
+      return turnEnding(event.reason) === 'finished';
     case 'continued':
       return false;
   }

@@ -56,6 +56,32 @@ export async function noteWaitUntil(deps: EngineDeps, sessionId: string, until: 
   return queued;
 }
 
+/** What a Work loses when its session's dsh lacks a surface the bundle uses (see src/dsh/host-seams.ts). */
+export type HostGap = 'continuation' | 'phone';
+
+/**
+ * The session's dsh (`dsh`, as the person reads it: `dsh 0.2.0-rc.2`) lacks what `gap` needs: its open current Work
+ * gets one comment saying what does not work and where to look, once per Work and gap (kept in the record). False when
+ * there is no open current Work or it was already told.
+ */
+export async function noteHostGap(deps: EngineDeps, sessionId: string, gap: HostGap, dsh: string): Promise<boolean> {
+  const told = (work: WorkRecord | undefined) => !work || work.phase !== 'open' || (work.hostGaps ?? []).includes(gap);
+  const state = await deps.state.read();
+  const key = state.sessions[sessionId]?.currentWork;
+  if (!key || told(state.works[key])) return false;
+  const comment = sanitizeForDida(deps.locale.t(gap === 'continuation' ? 'dida.comment.hostGap.continuation' : 'dida.comment.hostGap.phone', { dsh }), { maxLength: MAX_COMMENT_LENGTH });
+  let queued = false;
+  await deps.state.update((s) => {
+    const work = s.works[key];
+    if (!work || told(work)) return;
+    work.hostGaps = [...(work.hostGaps ?? []), gap];
+    queueComment(s, { projectId: work.projectId, taskId: work.taskId, workKey: key, text: comment, createdAt: deps.now() });
+    queued = true;
+  });
+  if (queued) await withWork(deps, key, () => flushWorkOutbox(deps, key));
+  return queued;
+}
+
 /**
  * Automatic continuation gave up after `attempts` (the last failure `code`): the session's unfinished current Work
  * waits for the person with a 🙋 reminder. Undefined when there is none (a settled Work goes to review).

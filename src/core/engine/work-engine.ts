@@ -18,7 +18,7 @@ import { MAX_ITEM_TITLE_LENGTH, MAX_REPORT_LENGTH, MAX_TITLE_LENGTH, sanitizeFor
 import { resumeWork, waitForHuman } from '../phone/waiting';
 import { flushWorkOutbox } from '../work/outbox';
 import type { NeedsPersonCause } from '../continuation/stop-policy';
-import { noteWaitUntil, releaseSessionWorks, waitAfterAttempts, waitForModelFailure } from './session-stops';
+import { noteHostGap, noteWaitUntil, releaseSessionWorks, waitAfterAttempts, waitForModelFailure, type HostGap } from './session-stops';
 import { keyOf, loadWork, saveWork, stepIdFactory, withWork } from '../work/work-io';
 import { SETTLED, visibleSteps, type EngineState, type SessionRecord, type WorkRecord } from '../work/work-state';
 
@@ -260,6 +260,11 @@ export class WorkEngine {
   /** The session waits for a model limit's reset: said once on its unfinished current Work (see session-stops). */
   noteWaitUntil(sessionId: string, until: number): Promise<boolean> {
     return noteWaitUntil(this.deps, sessionId, until);
+  }
+
+  /** The session's dsh lacks what `gap` needs: its open current Work is told once (see session-stops). */
+  noteHostGap(sessionId: string, gap: HostGap, dsh: string): Promise<boolean> {
+    return noteHostGap(this.deps, sessionId, gap, dsh);
   }
 
   /** Automatic continuation gave up: the unfinished current Work waits for the person (see session-stops). */

@@ -217,6 +217,8 @@ export const WorkRecordSchema = z.looseObject({
   asks: z.optional(z.array(DeskAskSchema)),
   /** The number the next ask gets. */
   nextAskNumber: z.optional(z.number()),
+  /** What the person was told this Work loses on the running dsh (`continuation`, `phone`): each said once. */
+  hostGaps: z.optional(z.array(z.string())),
 });
 export type WorkRecord = z.infer<typeof WorkRecordSchema>;
 

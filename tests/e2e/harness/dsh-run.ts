@@ -3,7 +3,8 @@
 // Every process is spawned in its own process group, bounded by a timeout, and killed (whole group) on timeout,
 // on `stop()`, or when the test process exits.
 //
-// zstd: dsh writes durable session logs as `session.jsonl.zstd`. Node 20 has no zstd, so readSessionLogs decodes in
+// zstd: dsh writes durable session logs as `session.jsonl.zstd` (`session.v4.jsonl.zstd` reported from 0.1.7; any name
+// SESSION_LOG_FILE matches is read, a plain `.jsonl` as it is). Node 20 has no zstd, so readSessionLogs decodes in
 // process when `zlib.zstdDecompressSync` exists (Node ≥ 22.15) and otherwise runs a tiny decoder script under the
 // installed Node 24 (`install.nodeBin -e …`), which prints the decoded text as JSON.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -12,6 +13,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
+import { SESSION_LOG_FILE } from '../../../src/dsh/ports';
 import { ensureDsh, repoRoot, type DshInstall } from './dsh-install';
 
 export { ensureDsh, repoRoot, type DshInstall };
@@ -358,7 +360,8 @@ export interface SessionLog {
   events: SessionEvent[];
 }
 
-function findSessionFiles(dir: string, out: string[] = []): string[] {
+/** Every session log file under `dir`, by the names dsh gives them (rc.8's and the newer V4 name). */
+export function findSessionFiles(dir: string, out: string[] = []): string[] {
   let entries: fs.Dirent[];
   try {
     entries = fs.readdirSync(dir, { withFileTypes: true });
@@ -368,7 +371,7 @@ function findSessionFiles(dir: string, out: string[] = []): string[] {
   for (const entry of entries) {
     const full = path.join(dir, entry.name);
     if (entry.isDirectory()) findSessionFiles(full, out);
-    else if (entry.name === 'session.jsonl.zstd') out.push(full);
+    else if (SESSION_LOG_FILE.test(entry.name)) out.push(full);
   }
   return out;
 }
@@ -412,10 +415,12 @@ export async function decodeZstdFiles(files: string[]): Promise<Array<{ text?: s
   });
 }
 
-/** Finds `$DSH_HOME/sessions/**\/session.jsonl.zstd` and decodes each into its header and events. */
+/** Finds `$DSH_HOME/sessions/**\/session*.jsonl[.zstd]` and decodes each into its header and events. */
 export async function readSessionLogs(home: string): Promise<SessionLog[]> {
   const files = findSessionFiles(path.join(home, 'sessions'));
-  const decoded = await decodeZstdFiles(files);
+  const zstd = files.filter((f) => f.endsWith('.zstd'));
+  const unpacked = await decodeZstdFiles(zstd);
+  const decoded = files.map((f) => (f.endsWith('.zstd') ? unpacked[zstd.indexOf(f)]! : { text: fs.readFileSync(f, 'utf8') }));
   const logs: SessionLog[] = [];
   decoded.forEach((result, i) => {
     if (result.text === undefined) throw new Error(`cannot decode ${files[i]}: ${result.error}`);
@@ -427,6 +432,22 @@ export async function readSessionLogs(home: string): Promise<SessionLog[]> {
     logs.push({ file: files[i]!, header: header as SessionLog['header'], events: events as SessionEvent[] });
   });
   return logs.sort((a, b) => (a.header?.createdAt ?? 0) - (b.header?.createdAt ?? 0));
+}
+
+/**
+ * The environment `dida-todo` (doctor) runs in beside a test's dsh: the installed dsh, its Node and pnpm first on PATH,
+ * and the same home, DSH_HOME and dida-todo XDG directories the dsh children get.
+ */
+export function cliEnv(install: DshInstall, home: string): Record<string, string> {
+  return {
+    PATH: [install.nodeBinDir, install.pnpmBinDir, path.dirname(install.dshBin), '/usr/bin', '/bin'].join(path.delimiter),
+    HOME: home,
+    DSH_HOME: home,
+    XDG_CONFIG_HOME: path.join(home, '.test-xdg', 'config'),
+    XDG_STATE_HOME: path.join(home, '.test-xdg', 'state'),
+    DIDA_TODO_E2E_CACHE: path.join(home, 'no-demo-cache'),
+    LANG: 'en_US.UTF-8',
+  };
 }
 
 /** Events of one type in a log. */
