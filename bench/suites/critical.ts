@@ -10,6 +10,7 @@ import path from 'node:path';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
 import { ensureDsh, installBundle, makeDshHome, removeDshHome, repoRoot, runHeadless } from '../../tests/e2e/harness/dsh-run';
 import { startFakeModel, text, toolCall, type FakeModel } from '../../tests/e2e/harness/fake-model';
+import { classifyRequests, REQUEST_PHASES, seen, type RequestPhase } from '../../tests/helpers/request-phases';
 import { int, log, ms, runSuite, type BenchTable } from '../lib/harness';
 import { median } from '../lib/stats';
 
@@ -48,11 +49,19 @@ function script() {
   ];
 }
 
+/** Every request of one run, by the phase it served (tests/helpers/request-phases.ts) and route. */
+type Whole = Partial<Record<RequestPhase, Record<string, number>>>;
+
+/** The calls of the last oneRun's run, and its whole run by phase. */
+const lastWhole: { value: Whole } = { value: {} };
+
 async function oneRun(model: FakeModel, sim: Simulator, home: string, project: string, listId: string, latencyMs: number): Promise<CallFigures[]> {
   sim.setLatency(latencyMs);
   const spans: Span[] = [];
   const open = new Map<number, Span>();
+  const all: ReturnType<typeof seen>[] = [];
   const offBefore = sim.onRequest((info) => {
+    all.push(seen(info));
     // The hook runs after the simulated latency: the request arrived that long before.
     open.set(info.index, { route: info.route, start: Date.now() - latencyMs, end: Number.NaN });
   }, 'before');
@@ -69,6 +78,12 @@ async function oneRun(model: FakeModel, sim: Simulator, home: string, project: s
   if (!sim.listTasks(listId).some((t) => t.title === '写发布说明') && !sim.listTasks(listId, { includeCompleted: true }).some((t) => t.title === '写发布说明')) {
     throw new Error('the Work was not created in the simulator');
   }
+  const whole: Whole = {};
+  for (const { phase, route } of classifyRequests(all, (id) => sim.getTask(id)?.title)) {
+    const counts = (whole[phase] ??= {});
+    counts[route] = (counts[route] ?? 0) + 1;
+  }
+  lastWhole.value = whole;
   const chats = model.chatRequests();
   const figures: CallFigures[] = [];
   for (let i = 0; i < CALLS.length; i++) {
@@ -86,10 +101,12 @@ interface RoundFigures {
   /** First run of a new state folder, and a later run, each at 0 ms and LATENCY_MS. */
   first: { fast: CallFigures[]; slow: CallFigures[] };
   later: { fast: CallFigures[]; slow: CallFigures[] };
+  /** The whole runs' requests by phase (first and later run, at 0 ms and at LATENCY_MS). */
+  whole: { first: { fast: Whole; slow: Whole }; later: { fast: Whole; slow: Whole } };
 }
 
 /** One home: its first run and a later run, at the given latency. */
-async function oneHome(model: FakeModel, latencyMs: number): Promise<{ first: CallFigures[]; later: CallFigures[] }> {
+async function oneHome(model: FakeModel, latencyMs: number): Promise<{ first: CallFigures[]; later: CallFigures[]; whole: { first: Whole; later: Whole } }> {
   const sim = await startSimulator();
   const home = makeDshHome();
   try {
@@ -101,8 +118,9 @@ async function oneHome(model: FakeModel, latencyMs: number): Promise<{ first: Ca
     mkdirSync(configDir, { recursive: true });
     writeFileSync(path.join(configDir, 'config.yaml'), `baseUrl: ${sim.baseUrl}\nbindings:\n  - cwd: ${project}\n    projectId: ${list.id}\n`);
     const first = await oneRun(model, sim, home, project, list.id, latencyMs);
+    const firstWhole = lastWhole.value;
     const later = await oneRun(model, sim, home, project, list.id, latencyMs);
-    return { first, later };
+    return { first, later, whole: { first: firstWhole, later: lastWhole.value } };
   } finally {
     await sim.close();
     removeDshHome(home);
@@ -120,7 +138,11 @@ runSuite('critical', 'Requests on the critical path of each tool call in a one-s
       log(`round ${round + 1}/${rounds}: Dida round trip 0 ms, then ${LATENCY_MS} ms (each: a first run, then a later run)`);
       const fast = await oneHome(model, 0);
       const slow = await oneHome(model, LATENCY_MS);
-      all.push({ first: { fast: fast.first, slow: slow.first }, later: { fast: fast.later, slow: slow.later } });
+      all.push({
+        first: { fast: fast.first, slow: slow.first },
+        later: { fast: fast.later, slow: slow.later },
+        whole: { first: { fast: fast.whole.first, slow: slow.whole.first }, later: { fast: fast.whole.later, slow: slow.whole.later } },
+      });
     }
   } finally {
     await model.close();
@@ -133,7 +155,31 @@ runSuite('critical', 'Requests on the critical path of each tool call in a one-s
   };
   const critical = (pick: (r: RoundFigures) => { fast: CallFigures[]; slow: CallFigures[] }) =>
     CALLS.map((_, i) => (median(all.map((r) => (pick(r).slow[i] as CallFigures).windowMs)) - median(all.map((r) => (pick(r).fast[i] as CallFigures).windowMs))) / LATENCY_MS);
+  // The whole run (first tool call to the filed review and the run's end), by phase: the median of the rounds.
+  const wholeRuns = (pick: (r: RoundFigures) => Whole) => all.map(pick);
+  const variants: Array<[string, (r: RoundFigures) => Whole]> = [
+    ['first, 0 ms', (r) => r.whole.first.fast],
+    [`first, ${LATENCY_MS} ms`, (r) => r.whole.first.slow],
+    ['later, 0 ms', (r) => r.whole.later.fast],
+    [`later, ${LATENCY_MS} ms`, (r) => r.whole.later.slow],
+  ];
+  const wholeRows: string[][] = [];
+  const total = (w: Whole, phase?: RequestPhase) => Object.entries(w).filter(([p]) => !phase || p === phase).reduce((n, [, routes]) => n + Object.values(routes ?? {}).reduce((a, b) => a + b, 0), 0);
+  for (const phase of REQUEST_PHASES) {
+    const routes = new Set<string>();
+    for (const [, pick] of variants) for (const w of wholeRuns(pick)) for (const r of Object.keys(w[phase] ?? {})) routes.add(r);
+    if (routes.size === 0) continue;
+    for (const route of [...routes].sort()) wholeRows.push([phase, route, ...variants.map(([, pick]) => String(median(wholeRuns(pick).map((w) => w[phase]?.[route] ?? 0))))]);
+    wholeRows.push([phase, '= phase total', ...variants.map(([, pick]) => String(median(wholeRuns(pick).map((w) => total(w, phase)))))]);
+  }
+  wholeRows.push(['whole run', '= total', ...variants.map(([, pick]) => `${median(wholeRuns(pick).map((w) => total(w)))} (${Math.min(...wholeRuns(pick).map((w) => total(w)))}–${Math.max(...wholeRuns(pick).map((w) => total(w)))})`)]);
   const tables: BenchTable[] = [
+    {
+      title: `Dida requests of the whole one-shot (a 2-step Work from the first tool call to the filed review), by phase (median of ${rounds} rounds)`,
+      columns: ['phase', 'route', ...variants.map(([name]) => name)],
+      rows: wholeRows,
+      notes: ["first: the first run of a new state folder (the account's time zone is read once); later: a later run in the same home. The total shows the range over the rounds."],
+    },
     {
       title: `Dida requests each tool call of a headless one-shot waits for (real dsh, median of ${rounds} rounds)`,
       columns: ['run', 'tool call', 'window at 0 ms', `window at ${LATENCY_MS} ms`, 'critical path (round trips)', 'requests in window', 'routes (first round)'],

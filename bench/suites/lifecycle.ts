@@ -2,6 +2,7 @@
 // in_progress → completed (one changeSteps call per transition), settle, acceptance — with Dida requests per route.
 import type { Simulator } from '../../src/sim/simulator';
 import { startEngineHarness, type EngineHarness } from '../../tests/helpers/engine-harness';
+import { classifyRequests, REQUEST_PHASES, seen, type RequestPhase, type SeenRequest } from '../../tests/helpers/request-phases';
 import { int, log, ms, runSuite, type BenchTable } from '../lib/harness';
 import { median } from '../lib/stats';
 
@@ -20,6 +21,8 @@ interface RunFigures {
   phases: Record<Phase, PhaseFigures>;
   total: number;
   wallMs: number;
+  /** The Work's requests by the phase they served (tests/helpers/request-phases.ts) and route. */
+  byPhase: Partial<Record<RequestPhase, Counts>>;
 }
 
 function add(into: Counts, from: Counts): void {
@@ -81,6 +84,8 @@ async function oneWork(h: EngineHarness, items: number, latencyMs: number): Prom
     items: Array.from({ length: items }, (_, i) => ({ title: `Check ${i + 1}` })),
   });
   sim.setLatency(latencyMs);
+  const seenRequests: SeenRequest[] = [];
+  const stopSeeing = sim.onRequest((info) => void seenRequests.push(seen(info)));
 
   const claim = await phase(sim, state, async () => {
     const work = await engine.claimNext(SESSION, list.id);
@@ -107,6 +112,12 @@ async function oneWork(h: EngineHarness, items: number, latencyMs: number): Prom
     if (report.accepted.length !== 1) throw new Error(`sync did not accept the Work: ${JSON.stringify(report.accepted)}`);
   });
   if (sim.getTask(human.id)?.status !== 2) throw new Error('the Work task is not completed in Dida');
+  stopSeeing();
+  const byPhase: Partial<Record<RequestPhase, Counts>> = {};
+  for (const { phase: p, route } of classifyRequests(seenRequests, (id) => sim.getTask(id)?.title)) {
+    const counts = (byPhase[p] ??= {});
+    counts[route] = (counts[route] ?? 0) + 1;
+  }
 
   const phases = { claim, plan, steps, settle, acceptance };
   return {
@@ -116,6 +127,7 @@ async function oneWork(h: EngineHarness, items: number, latencyMs: number): Prom
     phases,
     total: PHASES.reduce((n, p) => n + phases[p].total, 0),
     wallMs: PHASES.reduce((n, p) => n + phases[p].wallMs, 0),
+    byPhase,
   };
 }
 
@@ -175,6 +187,17 @@ runSuite('lifecycle', 'Whole Work lifecycle', async ({ quick }) => {
   });
   routeRows.push(['whole Work', '= total', ...reference.map((run) => String(run.total))]);
 
+  // The same requests by the phase they served (claim, plan, steps, comments, settle, review, comment looks, polls).
+  const servedRows: string[][] = [];
+  for (const p of REQUEST_PHASES) {
+    const routes = new Set<string>();
+    for (const run of reference) for (const r of Object.keys(run.byPhase[p] ?? {})) routes.add(r);
+    if (routes.size === 0) continue;
+    for (const route of [...routes].sort()) servedRows.push([p, routeLabel(route), ...reference.map((run) => String(run.byPhase[p]?.[route] ?? 0))]);
+    servedRows.push([p, '= phase total', ...reference.map((run) => String(sum(run.byPhase[p] ?? {})))]);
+  }
+  servedRows.push(['whole Work', '= total', ...reference.map((run) => String(run.total))]);
+
   // Linear fit total = perWork + perStep × steps, from the smallest and largest N; the middle one is the check.
   const lo = reference[0] as RunFigures;
   const hi = reference[reference.length - 1] as RunFigures;
@@ -221,6 +244,14 @@ runSuite('lifecycle', 'Whole Work lifecycle', async ({ quick }) => {
         `Requests per step (in_progress + completed, two changeSteps calls): ${stepPhasePerStep.map((v) => v.toFixed(2)).join(' / ')} for N=${sizes.join(' / ')}.`,
         `Linear fit over the whole Work: total = ${perWork.toFixed(1)} + ${perStep.toFixed(2)} × steps (${fitExact ? 'exact for every N' : 'not exact; see the rows'}).`,
         'Identical at 0 ms and 30 ms latency and across repetitions (checked).',
+      ],
+    },
+    {
+      title: 'The same requests by the phase they served (N = human checklist items)',
+      columns: ['phase', 'route', ...sizes.map((n) => `N=${n}`)],
+      rows: servedRows,
+      notes: [
+        'polls: list reads (the queue read of the claim, the sync that notices the accepted review); comments: progress notes and the completion summary; comment looks: comment lists of the review todo.',
       ],
     },
     {

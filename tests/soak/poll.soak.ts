@@ -18,6 +18,7 @@ import { openEngineStore } from '../../src/wiring/runtime';
 import { buildScript } from '../helpers/build-script';
 import type { ChildSpec } from '../helpers/poll-child';
 import { readJsonLines } from '../helpers/json-lines';
+import { classifyRequests, phaseRows, seen, type SeenRequest } from '../helpers/request-phases';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const TASKS = Number(process.env.DIDA_TODO_SOAK_TASKS ?? 50);
@@ -53,9 +54,11 @@ describe('soak: the machine poller under the rate limit, with its leader killed 
     const sim: Simulator = await startSimulator({ quirks: SIM_VARIANTS['rate-limit'] });
     const arrivals: number[] = [];
     const routes: Array<{ at: number; route: string }> = [];
+    const requests: SeenRequest[] = [];
     sim.onRequest((info) => {
       arrivals.push(Date.now());
       routes.push({ at: Date.now(), route: `${info.method} ${info.route}` });
+      requests.push(seen(info));
     });
     const logDir = process.env.DIDA_TODO_SOAK_LOG_DIR;
     if (logDir) await mkdir(logDir, { recursive: true });
@@ -152,6 +155,8 @@ describe('soak: the machine poller under the rate limit, with its leader killed 
       for (const r of routes) perMinute[Math.max(0, Math.floor((r.at - began) / 60_000))] = (perMinute[Math.max(0, Math.floor((r.at - began) / 60_000))] ?? 0) + 1;
       process.stderr.write(`[soak] requests per route: ${JSON.stringify(Object.fromEntries([...perRoute].sort((a, b) => b[1] - a[1])))}\n[soak] requests per minute: ${JSON.stringify([...perMinute].map((n) => n ?? 0))}\n`);
       if (logDir) await writeFile(path.join(logDir, 'requests.json'), JSON.stringify(routes.map((r) => ({ ...r, at: r.at - began }))));
+      const classified = classifyRequests(requests, (id) => sim.getTask(id)?.title);
+      process.stderr.write(`[soak] requests per Work (${tasks.length} Works), by phase and route:\n${phaseRows(classified, tasks.length).map((r) => `  ${r.join(' | ')}`).join('\n')}\n`);
 
       // Every task done exactly once: one review todo, its one step completed once, one "completed" note.
       const stuck: string[] = [];
