@@ -140,10 +140,11 @@ describe('claiming a Work', () => {
     return { result, count: h.sim.totalRequests() };
   };
 
-  it('the first claim posts, learns the owner from its answer, confirms, and is remembered: 3 requests', async () => {
+  it('the first claim posts, learns the owner from its answer, confirms with one look, and is remembered: 2 requests', async () => {
     const { result, count } = await requests(() => claimWork(h.deps, taskId, A));
     expect(result).toEqual({ status: 'won', posted: true });
-    expect(count).toBe(3);
+    expect(count).toBe(2);
+    expect(Object.keys(h.sim.counters()).sort()).toEqual(['GET /project/{pid}/task/{tid}/comments', 'POST /project/{pid}/task/{tid}/comment']);
     expect(comments()).toEqual(['🤖 test-host 开始处理（会话 aaaa1111）']);
     const state = await h.state();
     expect(state.owners[projectId]).toBe(String(h.sim.listComments(taskId)[0]!.userId));
@@ -191,14 +192,26 @@ describe('claiming a Work', () => {
     await h.engine.sync(projectId);
     await claimWork(h.deps, other, B);
     expect((await h.state()).owners[projectId]).toBeDefined();
-    // The read before the post passes; the read after it (the check) is answered 429.
-    h.sim.injectFault({ route: 'GET /project/{pid}/task/{tid}/comments', kind: 'status', status: 429, skip: 1, times: Infinity });
+    // No live claim is known, so the claim is posted first; the read after it (the check) is answered 429.
+    h.sim.injectFault({ route: 'GET /project/{pid}/task/{tid}/comments', kind: 'status', status: 429, times: Infinity });
     await expect(claimWork(h.deps, taskId, A)).rejects.toMatchObject({ code: 'rate_limited' });
     expect(comments()).toEqual(['🤖 test-host 开始处理（会话 aaaa1111）']);
     expect((await h.state()).works[taskId]?.claim?.holder).toBe('test-host#aaaa1111');
     h.sim.clearFaults();
     expect(await claimWork(h.deps, taskId, A)).toEqual({ status: 'won', posted: false });
     expect(comments()).toHaveLength(1);
+  });
+
+  it('a claim posted first whose answer was lost is looked for before the next post: it is found and kept, never posted twice', async () => {
+    h.sim.injectFault({ route: 'POST /project/{pid}/task/{tid}/comment', kind: 'truncate' });
+    await expect(claimWork(h.deps, taskId, A)).rejects.toBeDefined();
+    expect(comments()).toEqual(['🤖 test-host 开始处理（会话 aaaa1111）']);
+    expect((await h.state()).works[taskId]?.claimPosting).toBeDefined();
+    const { result, count } = await requests(() => claimWork(h.deps, taskId, A));
+    expect(result).toEqual({ status: 'won', posted: false });
+    expect(count).toBe(1);
+    expect(comments()).toHaveLength(1);
+    expect((await h.state()).works[taskId]?.claimPosting).toBeUndefined();
   });
 
   it('a losing claim that cannot be taken back is logged and still loses', async () => {
@@ -236,10 +249,10 @@ describe('claiming a Work', () => {
     }),
   });
 
-  it('a claim whose answer names no author, the owner unknown: it is taken as won and recorded, without a second read', async () => {
+  it('a claim whose answer names no author, the owner unknown: it is taken as won and recorded, without a read', async () => {
     const { result, count } = await requests(() => claimWork(authorless(), taskId, A));
     expect(result).toEqual({ status: 'won', posted: true });
-    expect(count).toBe(2);
+    expect(count).toBe(1);
     const state = await h.state();
     expect(state.owners[projectId]).toBeUndefined();
     expect(state.works[taskId]!.claim).toEqual({ holder: 'test-host#aaaa1111', at: h.clock.now });

@@ -55,7 +55,7 @@ describe('finalizing', () => {
   }
   const reviews = () => h.sim.listTasks(projectId, { includeCompleted: true }).filter((t) => t.title.startsWith('🧑‍🔬'));
 
-  it('files one review todo due in three minutes with its reminders, anchors it, completes the Work and says so on it', async () => {
+  it('files one review todo due in three minutes with its reminders, completes the Work and says so on it; the owner known, no anchor', async () => {
     const task = await settledWork();
     const outcome = await finalizeWork(h.deps, task.id);
     expect(outcome.status).toBe('finalized');
@@ -68,14 +68,34 @@ describe('finalizing', () => {
     expect(review!.timeZone).toBe('Asia/Shanghai');
     expect(Date.parse(review!.dueDate!.replace(/\+0000$/, 'Z'))).toBe(h.clock.now + 3 * 60_000);
     expect(review!.startDate).toBe(review!.dueDate);
-    expect(h.sim.listComments(review!.id).map((c) => c.title)).toEqual([zh.t('dida.acceptance.anchor')]);
+    // The claim's answer named the owner: the todo's report tells the person how to ask for rework.
+    expect(h.sim.listComments(review!.id)).toEqual([]);
     expect(h.sim.getTask(task.id)?.status).toBe(2);
     expect(h.sim.listComments(task.id).at(-1)?.title).toContain(zh.t('dida.comment.summary', { acceptanceTitle: review!.title }));
     const work = (await h.state()).works[task.id]!;
     expect(work.phase).toBe('accepting');
-    expect(work.acceptance).toMatchObject({ taskId: review!.id, anchorCommentId: expect.any(String), closed: false });
+    const owner = (await h.state()).owners[projectId];
+    expect(owner).toBeDefined();
+    expect(work.acceptance).toEqual({ taskId: review!.id, ownerUserId: owner, handledCommentIds: [], closed: false });
+    // Its comments are first read after the usual gap, as if a look had been made at filing.
+    expect(work.commentLook).toEqual({ first: h.clock.now, at: h.clock.now, version: expect.any(String), scope: `review ${review!.id}` });
     expect((await h.state()).ownTasks[review!.id]).toBe('acceptance');
     expect(await finalizeWork(h.deps, task.id)).toEqual({ status: 'already', acceptanceTaskId: review!.id });
+  });
+
+  it('with the owner not known yet, the review todo gets an anchor whose author is the owner; its first look is not skipped', async () => {
+    const task = await settledWork();
+    await h.deps.state.update((state) => {
+      delete state.owners[projectId];
+    });
+    expect((await finalizeWork(h.deps, task.id)).status).toBe('finalized');
+    const [review] = reviews();
+    const [anchor] = h.sim.listComments(review!.id);
+    expect(anchor?.title).toBe(zh.t('dida.acceptance.anchor'));
+    const work = (await h.state()).works[task.id]!;
+    expect(work.acceptance).toMatchObject({ taskId: review!.id, anchorCommentId: anchor!.id, ownerUserId: String(anchor!.userId), closed: false });
+    expect((await h.state()).owners[projectId]).toBe(String(anchor!.userId));
+    expect(work.commentLook).toBeUndefined();
   });
 
   it('a Work that is not ready is left as it is', async () => {
@@ -88,6 +108,10 @@ describe('finalizing', () => {
 
   it('a failure keeps what was done; the retry files nothing twice and finds its anchor instead of posting another', async () => {
     const task = await settledWork();
+    // The owner not known: the review todo gets its anchor.
+    await h.deps.state.update((state) => {
+      delete state.owners[projectId];
+    });
     h.sim.injectFault({ route: 'POST /project/{pid}/task/{tid}/complete', kind: 'status', status: 503, times: 2 });
     expect((await finalizeWork(h.deps, task.id)).status).toBe('failed');
     const failed = await finalizeWork(h.deps, task.id);
@@ -99,6 +123,7 @@ describe('finalizing', () => {
     // The anchor's record is lost as if the process had died right after posting it: the retry finds it by its text.
     await h.deps.state.update((state) => {
       delete state.works[task.id]!.finalize!.anchorCommentId;
+      delete state.owners[projectId];
     });
     expect((await finalizeWork(h.deps, task.id)).status).toBe('finalized');
     const [review] = reviews();

@@ -1,6 +1,7 @@
 // The `todo` tool's results over the simulator (core/tools/todo-tool): the ids, counts and statuses each action reports,
 // which hint it gives when there is no current Work or an argument is missing, a new Work beside the current one, the
-// claim posted after the result, and what the person changed meanwhile.
+// claim posted after the result, step changes returned before any request and written by the background writer, and
+// what the person changed meanwhile or a failed write, told at the next call.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { claimsPosted } from '../../src/core/engine/work-engine';
 import type { ConfigPort } from '../../src/core/queue/bindings';
@@ -37,6 +38,16 @@ function fenced(text: string | undefined): string {
   const m = /<<<DIDA_DATA label=[^\n]*>>>\n([\s\S]*?)\n<<<END_DIDA_DATA nonce=[0-9a-f]+>>>/.exec(text ?? '');
   if (!m) throw new Error(`no fence in ${text}`);
   return m[1]!;
+}
+
+/** What the background writer sends once the window is over (here: at once). */
+async function written(): Promise<void> {
+  await h.engine.flushComments();
+}
+
+/** Dida requests since the last resetCounters(). */
+function requests(): number {
+  return Object.values(h.sim.counters()).reduce((a, b) => a + b, 0);
 }
 
 function taskTitled(title: string) {
@@ -98,7 +109,10 @@ describe('todo create', () => {
   it('adds steps to the current Work and names only the added ones', async () => {
     await todo({ action: 'create', work_title: '加步骤', steps: [{ title: 'a' }] });
     const task = taskTitled('加步骤');
+    await claimsPosted();
+    h.sim.resetCounters();
     const r = await todo({ action: 'create', steps: [{ title: 'b' }, { title: 'c', status: 'in_progress' }] });
+    expect(requests()).toBe(0);
     expect(r.code).toBe('ok');
     expect(r.message).toBe(`Added s2, s3 to Work ${task.id}. 0/3 steps settled.`);
     expect(r.detail).toBeUndefined();
@@ -107,6 +121,8 @@ describe('todo create', () => {
       { content: 'b', status: 'pending' },
       { content: 'c', status: 'in_progress' },
     ]);
+    expect(h.sim.getTask(task.id)?.items?.map((i) => i.title)).toEqual(['a']);
+    await written();
     expect(h.sim.getTask(task.id)?.items?.map((i) => i.title)).toEqual(['a', 'b', 'c']);
     expect(await todo({ action: 'create', steps: [] })).toEqual({ code: 'invalid_argument', message: 'create needs steps: an array of {title, status?}.' });
     expect(await todo({ action: 'create' })).toEqual({ code: 'invalid_argument', message: 'create needs steps: an array of {title, status?}.' });
@@ -189,7 +205,8 @@ describe('todo on the current Work', () => {
     ]);
     const rename = await todo({ action: 'update', updates: [{ step: 's3', title: 'three (renamed)' }] });
     expect(rename.message).toBe(`Updated Work ${key}. 1/3 steps settled.`);
-    expect(h.sim.getTask(key)?.items?.map((i) => i.title)).toEqual(['one', 'two', 'three (renamed)']);
+    await written();
+    expect(h.sim.getTask(key)?.items?.map((i) => [i.title, i.status])).toEqual([['one', 1], ['two', 0], ['three (renamed)', 0]]);
     const skipped = await todo({ action: 'update', updates: [{ step: 's3', status: 'skipped', resolution: '不需要' }] });
     expect(skipped.message).toBe(`Updated Work ${key}: s3 skipped. 2/3 steps settled.`);
     const got = await todo({ action: 'get', step: 's1' });
@@ -213,14 +230,23 @@ describe('todo on the current Work', () => {
       { content: 'one', status: 'pending' },
       { content: 'three', status: 'pending' },
     ]);
+    await written();
     expect(h.sim.getTask(key)?.items?.map((i) => i.title)).toEqual(['one', 'three']);
     expect(await todo({ action: 'delete' })).toEqual({ code: 'invalid_argument', message: 'delete needs step: a step id or exact title.' });
   });
 
-  it('a delete whose write failed is carried out at the next sync; its item never comes back as the person’s', async () => {
+  it('a delete whose background write failed is told at the next call and carried out by a later sync; its item never comes back as the person’s', async () => {
     h.sim.injectFault({ route: 'POST /task/{tid}', kind: 'status', status: 500 });
-    await expect(todo({ action: 'delete', step: 'two' })).rejects.toMatchObject({ status: 500 });
+    expect((await todo({ action: 'delete', step: 'two' })).code).toBe('ok');
+    await written();
     expect(h.sim.getTask(key)?.items?.map((i) => i.title)).toEqual(['one', 'two', 'three']);
+    const told = await todo({ action: 'list' });
+    expect(told.detail).toContain(`Dida has not taken Work ${key}'s latest step changes yet (server (HTTP 500)): they are kept and written when Dida answers; nothing to call again.`);
+    expect((await todo({ action: 'list' })).detail).not.toContain('has not taken');
+    // A sync within the retry delay leaves it; one after it writes it.
+    await h.engine.sync(listId);
+    expect(h.sim.getTask(key)?.items?.map((i) => i.title)).toEqual(['one', 'two', 'three']);
+    h.clock.now += 61_000;
     const report = await h.engine.sync(listId);
     expect(h.sim.getTask(key)?.items?.map((i) => i.title)).toEqual(['one', 'three']);
     expect(report.updated).not.toContain(key);
@@ -237,6 +263,7 @@ describe('todo on the current Work', () => {
     expect(r.code).toBe('ok');
     expect(r.message).toBe(`Removed 2 unfinished step(s) of yours from Work ${key}. 1/1 steps settled.`);
     expect(r.data).toEqual([{ content: 'one', status: 'completed' }]);
+    await written();
     expect(h.sim.getTask(key)?.items?.map((i) => i.title)).toEqual(['one']);
   });
 
@@ -252,10 +279,16 @@ describe('todo on the current Work', () => {
     });
     const r = await todo({ action: 'update', updates: [{ step: 's2', status: 'completed', resolution: '做完了' }] });
     expect(r.code).toBe('ok');
-    expect(r.message).toBe(`Updated Work ${key}: s2 completed. 2/4 steps settled.`);
-    expect(r.detail?.split('\n')[0]).toBe('The person changed the checklist in Dida meanwhile:');
-    expect(fenced(r.detail)).toBe('- s4 added by the person: 人加的一步\n- s1 ticked by the person (completed)');
-    expect(r.data).toEqual([
+    // The result comes before Dida is read; the background write's read merges the person's edits in.
+    expect(r.message).toBe(`Updated Work ${key}: s2 completed. 1/3 steps settled.`);
+    expect(r.detail).toBeUndefined();
+    await written();
+    expect(h.sim.getTask(key)?.items?.map((i) => [i.title, i.status])).toEqual([['one', 2], ['two', 1], ['three', 0], ['人加的一步', 0]]);
+    const next = await todo({ action: 'list' });
+    const news = next.detail!.slice(next.detail!.indexOf(`Work ${key}: The person changed`));
+    expect(news.split('\n')[0]).toBe(`Work ${key}: The person changed the checklist in Dida meanwhile:`);
+    expect(fenced(news)).toBe('- s4 added by the person: 人加的一步\n- s1 ticked by the person (completed)');
+    expect(next.data).toEqual([
       { content: 'one', status: 'completed' },
       { content: 'two', status: 'completed' },
       { content: 'three', status: 'pending' },

@@ -12,9 +12,8 @@ import { finalizeBlocker, finalizeWork } from '../review/finalize';
 import { removeStrayReviews } from '../review/stray-reviews';
 import { getLocale } from '../text/locale';
 import { occurrenceKey } from '../time/schedule';
-import { flushWorkOutbox } from '../work/outbox';
+import { sendOwed } from './sync-owed';
 import { madeBy, PENDING_CREATE_TTL_MS } from '../work/own-creates';
-import { hasPendingWrite, writeWork } from '../work/task-writer';
 import { completeOwnTask, keyOf, loadWork, saveWork, stepIdFactory, withWork } from '../work/work-io';
 import { adoptTask, agentWorkFromTask, reconcileWork, taskVersion } from '../work/work-reconcile';
 import { workKey, type EngineState, type WorkRecord } from '../work/work-state';
@@ -210,29 +209,7 @@ export async function syncList(deps: EngineDeps, projectId: string, options: Syn
     }
   }
   await noteLooks(deps, looks.looked);
-  // Changes whose write had an unknown outcome (or was cut short) are carried out now rather than at the next change.
-  for (const work of Object.values(current.works)) {
-    if (work.projectId !== projectId || work.phase !== 'open' || work.waiting || !openIds.has(work.taskId) || !hasPendingWrite(work)) continue;
-    const key = keyOf(work);
-    try {
-      await withWork(deps, key, async (lock) => {
-        const fresh = await loadWork(deps, key);
-        if (fresh.phase !== 'open' || !hasPendingWrite(fresh)) return;
-        await writeWork(deps, fresh, { lock });
-        await saveWork(deps, fresh);
-      });
-    } catch (error) {
-      report.errors.push(error instanceof Error ? error.message : String(error));
-    }
-  }
-  // Progress comments left by a failed or interrupted post.
-  for (const key of new Set(current.outbox.filter((e) => e.projectId === projectId).map((e) => e.workKey))) {
-    try {
-      await withWork(deps, key, () => flushWorkOutbox(deps, key));
-    } catch (error) {
-      report.errors.push(error instanceof Error ? error.message : String(error));
-    }
-  }
+  report.errors.push(...(await sendOwed(deps, projectId, current, openIds)));
   return report;
 }
 

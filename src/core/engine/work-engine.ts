@@ -16,7 +16,8 @@ import { changeSteps, type StepChange, type StepChangeOptions, type StepChangeRe
 import { syncList, type SyncOptions, type SyncReport } from './sync';
 import { MAX_ITEM_TITLE_LENGTH, MAX_REPORT_LENGTH, MAX_TITLE_LENGTH, sanitizeForDida } from '../text/text-guard';
 import { resumeWork, waitForHuman } from '../phone/waiting';
-import { flushWorkOutbox } from '../work/outbox';
+import { flushWorkProgress, progressKeys } from '../work/background-writer';
+import { takeNews, type TakenNews } from './work-news';
 import type { NeedsPersonCause } from '../continuation/stop-policy';
 import { noteHostGap, noteWaitUntil, releaseSessionWorks, waitAfterAttempts, waitForModelFailure, type HostGap } from './session-stops';
 import { keyOf, loadWork, saveWork, stepIdFactory, withWork } from '../work/work-io';
@@ -249,6 +250,8 @@ export class WorkEngine {
    */
   async releaseSession(sessionId: string): Promise<string[]> {
     await claimsPosted();
+    const touched = (await this.deps.state.read()).sessions[sessionId]?.touched ?? [];
+    await this.flushProgress(progressKeys(await this.deps.state.read()).filter((key) => touched.includes(key)));
     return releaseSessionWorks(this.deps, sessionId);
   }
 
@@ -308,33 +311,40 @@ export class WorkEngine {
         results.push({ key, outcome: { status: 'failed', message: error instanceof Error ? error.message : String(error) } });
       }
     }
-    // The progress of every other Work the session touched goes out now (the session is idle).
-    for (const key of new Set((await this.deps.state.read()).outbox.filter((e) => touched.includes(e.workKey)).map((e) => e.workKey))) {
-      try {
-        await withWork(this.deps, key, () => flushWorkOutbox(this.deps, key));
-      } catch (error) {
-        this.deps.log?.(`progress comments will be posted later: ${error instanceof Error ? error.message : String(error)}`);
-      }
-    }
+    // The progress of every other Work the session touched goes out now (the session is idle): its steps, its comments.
+    await this.flushProgress(progressKeys(await this.deps.state.read()).filter((key) => touched.includes(key)));
     return results;
   }
 
-  /**
-   * Posts the progress comments waiting in the outbox (coalesced), for every Work or only those whose oldest comment
-   * has waited the progress window. Never throws for Dida faults: what fails waits for the next flush.
-   */
-  async flushComments(options: { onlyDue?: boolean } = {}): Promise<number> {
-    await claimsPosted();
-    const state = await this.deps.state.read();
+  /** Writes the recorded steps and posts the comments of `keys` now (see flushWorkProgress); never throws for Dida faults. */
+  private async flushProgress(keys: readonly string[], options: { onlyDue?: boolean } = {}): Promise<number> {
     let waiting = 0;
-    for (const key of new Set(state.outbox.map((e) => e.workKey))) {
+    for (const key of keys) {
       try {
-        waiting += await withWork(this.deps, key, () => flushWorkOutbox(this.deps, key, options));
+        waiting += await withWork(this.deps, key, (lock) => flushWorkProgress(this.deps, key, lock, options));
       } catch (error) {
-        this.deps.log?.(`progress comments will be posted later: ${error instanceof Error ? error.message : String(error)}`);
+        this.deps.log?.(`progress will be written later: ${error instanceof Error ? error.message : String(error)}`);
       }
     }
     return waiting;
+  }
+
+  /**
+   * What the model has not heard yet about the Works the session touched (the background writer's merges and failures,
+   * a task closed in Dida meanwhile); taken once (see work-news). No Dida request.
+   */
+  takeNews(sessionId: string): Promise<TakenNews[]> {
+    return takeNews(this.deps, sessionId);
+  }
+
+  /**
+   * Writes the step changes left to the background writer and posts the progress comments waiting in the outbox
+   * (coalesced), for every Work or only those whose oldest change has waited the progress window. Never throws for
+   * Dida faults: what fails waits for the next flush (and the model hears of it at its next call).
+   */
+  async flushComments(options: { onlyDue?: boolean } = {}): Promise<number> {
+    await claimsPosted();
+    return this.flushProgress(progressKeys(await this.deps.state.read()), options);
   }
 
   /** Records that the session worked on `key` (and optionally makes it current). */

@@ -146,11 +146,11 @@ export interface ClaimOptions {
 }
 
 /**
- * Claims a Work occurrence for the session `sessionId` under the Work's lock (at most 3 requests: list, post, list):
- * when the list's owner is known and a live claim exists, it decides (the session keeps its own); else a claim is
- * posted (its answer names the owner's account) and the comments are listed again: the earliest live claim by the
- * owner decides, and a losing claim is taken back. Two sessions
- * of one host are two claimants. A loser must not execute the Work.
+ * Claims a Work occurrence for the session `sessionId` under the Work's lock: a claim is posted (its answer names the
+ * owner's account) and the comments are listed once: the earliest live claim by the owner decides, and a losing claim
+ * is taken back (2 requests; 3 for a loser). When this machine's record names a live holder, or an earlier post may
+ * have been made, the comments are listed first and a live claim decides without a post (the session keeps its own).
+ * Two sessions of one host are two claimants. A loser must not execute the Work.
  */
 export async function claimWork(deps: EngineDeps, key: string, sessionId: string, options: ClaimOptions = {}): Promise<ClaimOutcome> {
   const leaseMs = deps.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS;
@@ -167,17 +167,27 @@ export async function claimWork(deps: EngineDeps, key: string, sessionId: string
       return mine.has(live.holder) ? { status: 'won', posted: live.holder === me ? false : true } : { status: 'lost' };
     };
     const text = claimText(deps, work.occurrence, sessionId);
-    const comments = await releaseGone(deps, work, await deps.gateway.listComments(work.projectId, work.taskId), owner, leaseMs, mine);
-    if (!owner) {
-      // A claim this session posted before the process died (before it could record the owner): its author is the owner.
-      const mine = comments.find((c) => c.title === text && c.userId);
-      if (mine?.userId) owner = await learnOwner(deps, work.projectId, mine.userId);
+    // A Work this machine knows no live claim of is claimed by posting first: the one look at the comments after the
+    // post decides. The comments are looked at first when the record names a live holder (this session's own too: it
+    // keeps it without a post), a post of this session may have been made already (its answer was lost, or the
+    // process died before recording it), or a session this one takes over may hold it.
+    const recorded = !!work.claim && deps.now() - work.claim.at <= leaseMs;
+    if (recorded || work.claimPosting !== undefined || (options.inheritFrom?.length ?? 0) > 0) {
+      const comments = await releaseGone(deps, work, await deps.gateway.listComments(work.projectId, work.taskId), owner, leaseMs, mine);
+      if (!owner) {
+        // A claim this session posted before the process died (before it could record the owner): its author is the owner.
+        const mine = comments.find((c) => c.title === text && c.userId);
+        if (mine?.userId) owner = await learnOwner(deps, work.projectId, mine.userId);
+      }
+      if (owner) {
+        const first = decide(comments, owner);
+        // A claim of a session this one takes over is this session's: its own claim is posted so the comments say so.
+        if (first && !(first.status === 'won' && first.posted)) return remember(deps, work, first, me, holder);
+      }
     }
-    if (owner) {
-      const first = decide(comments, owner);
-      // A claim of a session this one takes over is this session's: its own claim is posted so the comments say so.
-      if (first && !(first.status === 'won' && first.posted)) return remember(deps, work, first, me, holder);
-    }
+    // From here a claim of this session may be in Dida: a retry after a crash or a lost answer looks for it first.
+    work.claimPosting = deps.now();
+    await saveWork(deps, work);
     const posted = await deps.gateway.addComment(work.projectId, work.taskId, text);
     if (posted.userId && posted.userId !== owner) owner = await learnOwner(deps, work.projectId, posted.userId);
     if (!owner) return remember(deps, work, { status: 'won', posted: true }, me);
@@ -185,7 +195,8 @@ export async function claimWork(deps: EngineDeps, key: string, sessionId: string
     // not leave a claim in Dida that no record on this machine names (the poller hands such a Work to its claimant).
     await remember(deps, work, { status: 'won', posted: true }, me);
     holder = undefined;
-    const second = decide(await deps.gateway.listComments(work.projectId, work.taskId), owner) ?? { status: 'won' as const, posted: true };
+    const after = await releaseGone(deps, work, await deps.gateway.listComments(work.projectId, work.taskId), owner, leaseMs, mine);
+    const second = decide(after, owner) ?? { status: 'won' as const, posted: true };
     if (second.status === 'lost') await withdraw(deps, work, posted.id);
     return remember(deps, work, second.status === 'won' ? { status: 'won', posted: true } : second, me, holder);
   });
@@ -239,7 +250,9 @@ async function withdraw(deps: EngineDeps, work: WorkRecord, commentId: string): 
 async function remember(deps: EngineDeps, work: WorkRecord, outcome: ClaimOutcome, me: string, other?: { name: string; at: number }): Promise<ClaimOutcome> {
   const holder = outcome.status === 'won' ? me : (other?.name ?? 'elsewhere');
   const at = outcome.status === 'won' ? deps.now() : Math.min(deps.now(), other?.at ?? deps.now());
-  if (work.claim?.holder !== holder || Math.abs(at - work.claim.at) > 60_000) {
+  const posting = work.claimPosting !== undefined;
+  delete work.claimPosting;
+  if (posting || work.claim?.holder !== holder || Math.abs(at - work.claim.at) > 60_000) {
     work.claim = { holder, at };
     await saveWork(deps, work);
   }

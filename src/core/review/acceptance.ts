@@ -30,6 +30,8 @@ export async function processAcceptance(deps: EngineDeps, key: string, acceptanc
     const work = await loadWork(deps, key);
     const acceptance = work.acceptance;
     if (work.phase !== 'accepting' || !acceptance || acceptance.closed) return { status: 'skipped' };
+    // A review rebuilt without an anchor (the state file was lost) learns the owner from the bundle's next comment.
+    acceptance.ownerUserId ??= (await deps.state.read()).owners[work.projectId];
     // Comments are read also when the todo was completed: feedback written just before completing it is still rework.
     const comments = acceptanceOpen ? await deps.gateway.listComments(work.projectId, acceptance.taskId) : await commentsIfAny(deps, work.projectId, acceptance.taskId);
     const feedback = ownerFeedback(deps, work, comments);

@@ -14,6 +14,7 @@ import { createOwnTask } from '../work/own-creates';
 import { assertHeld, writeWork } from '../work/task-writer';
 import { keyOf, loadWork, saveWork, withWork } from '../work/work-io';
 import { isSettled, visibleSteps, type WorkRecord } from '../work/work-state';
+import { taskVersion } from '../work/work-reconcile';
 
 export const ACCEPTANCE_REMINDERS = ['TRIGGER:PT0S', 'TRIGGER:PT3M'];
 const ACCEPTANCE_DUE_MS = 3 * 60_000;
@@ -141,6 +142,7 @@ async function runStages(deps: EngineDeps, work: WorkRecord, lock: HeldLock): Pr
 
   // 1. The acceptance todo: the recorded one, else the one an interrupted attempt made (found by its marker), else new.
   let createdNow = false;
+  let filedVersion: string | undefined;
   if (!fin.acceptanceTaskId) {
     const usage = await reviewUsageLine(deps, work);
     const { task: created, pendingId } = await createOwnTask(
@@ -159,6 +161,7 @@ async function runStages(deps: EngineDeps, work: WorkRecord, lock: HeldLock): Pr
       { kind: 'acceptance', forKey: key },
     );
     createdNow = true;
+    filedVersion = taskVersion(created);
     fin.acceptanceTaskId = created.id;
     await saveWork(deps, work, (state) => {
       state.ownTasks[created.id] = 'acceptance';
@@ -167,8 +170,15 @@ async function runStages(deps: EngineDeps, work: WorkRecord, lock: HeldLock): Pr
   }
   const acceptanceId = fin.acceptanceTaskId as string;
 
-  // 2. The identity anchor on the acceptance todo: its author is the owner whose comments mean rework.
-  if (!fin.anchorCommentId) {
+  // 2. The identity anchor on the acceptance todo: its author is the owner whose comments mean rework. When the list's
+  //    owner is known already (the answer to a claim or another comment of the bundle named them) there is none: the
+  //    todo's report tells the person how to ask for rework, and every comment on the new todo is written after it.
+  const knownOwner = (await deps.state.read()).owners[work.projectId];
+  if (fin.anchorCommentId === undefined && knownOwner) {
+    fin.anchorCommentId = '';
+    work.acceptance = { taskId: acceptanceId, ownerUserId: knownOwner, handledCommentIds: [], closed: false };
+  }
+  if (!fin.anchorCommentId && fin.anchorCommentId !== '') {
     const anchorText = locale.t('dida.acceptance.anchor');
     const existing = createdNow ? undefined : (await gateway.listComments(work.projectId, acceptanceId)).find((c) => c.title === anchorText);
     const anchor = existing ?? (await gateway.addComment(work.projectId, acceptanceId, anchorText));
@@ -218,6 +228,9 @@ async function runStages(deps: EngineDeps, work: WorkRecord, lock: HeldLock): Pr
   delete fin.lastError;
   work.phase = 'accepting';
   work.acceptance ??= { taskId: acceptanceId, handledCommentIds: [], closed: false };
+  // A todo filed a moment ago has no comments yet: the background syncs' first look at them comes after the usual gap
+  // (at once when Dida shows the todo changed), as if one had been made now.
+  if (filedVersion && !fin.anchorCommentId) work.commentLook = { first: deps.now(), at: deps.now(), version: filedVersion, scope: `review ${acceptanceId}` };
   await saveWork(deps, work);
   return { status: 'finalized', acceptanceTaskId: acceptanceId };
 }

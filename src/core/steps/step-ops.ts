@@ -6,7 +6,8 @@ import { MAX_COMMENT_LENGTH, MAX_ITEM_TITLE_LENGTH, sanitizeForDida, truncateGra
 import { dropComments, queueComment } from '../work/outbox';
 import { stepEvidenceText } from '../evidence/repo-evidence';
 import { headBefore, recordEvidence } from './step-evidence';
-import { isRefusal, writeWork } from '../work/task-writer';
+import { isRefusal, MAX_CHECKLIST_ITEMS, tooManySteps, writeWork } from '../work/task-writer';
+import { notePending } from '../work/background-writer';
 import { keyOf, restoreWork, saveWork, stepIdFactory, withWork, workIn } from '../work/work-io';
 import type { ReconcileResult } from '../work/work-reconcile';
 import { SETTLED, visibleSteps, type StepRecord, type StepStatus, type WorkRecord } from '../work/work-state';
@@ -21,6 +22,8 @@ export interface StepChangeResult {
   wrote: boolean;
   /** What the person changed in Dida meanwhile (merged in; the model is told). */
   merge?: ReconcileResult;
+  /** Left to the background writer (`background`): Dida is written after the result, the changes are on disk. */
+  pending?: boolean;
 }
 
 const MAX_RESOLUTION = 1000;
@@ -30,6 +33,11 @@ const EVIDENCE_IN_COMMENT = 1500;
 /** Where the call comes from: the session's working directory (its repository's commits become the steps' evidence). */
 export interface StepChangeOptions {
   cwd?: string;
+  /**
+   * Record the changes and their progress notes and return without a request: the background writer writes them
+   * (see core/work/background-writer), with the same read and merge of the person's edits right before its write.
+   */
+  background?: boolean;
 }
 
 /** Finds a visible step by id, or by exact (then case-insensitive) title; ambiguous titles are an error. */
@@ -203,6 +211,16 @@ export async function changeSteps(deps: EngineDeps, key: string, changes: readon
     if (options.cwd && head) await recordEvidence(deps, work, transitions, options.cwd, head);
     if (options.cwd) work.dir = options.cwd;
     const notes = progressEntries(deps, transitions);
+    if (options.background) {
+      // Dida's item cap is checked here, as the write would (the person's own items not yet read are the writer's to meet).
+      const count = visibleSteps(work).length;
+      if (work.mode === 'checklist' && count > MAX_CHECKLIST_ITEMS) throw tooManySteps(count);
+      notePending(work, deps.now());
+      await saveWork(deps, work, (s) => {
+        for (const note of notes) queueComment(s, { projectId: work.projectId, taskId: work.taskId, workKey: key, createdAt: deps.now(), ...note });
+      });
+      return { work, transitions, wrote: false, pending: work.pendingSince !== undefined };
+    }
     const queued = new Set<string>();
     await saveWork(deps, work, (s) => {
       queued.clear();

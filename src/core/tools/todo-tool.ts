@@ -3,7 +3,7 @@ import type { StepChange, StepChangeResult } from '../steps/step-ops';
 import type { SettablePriorityLevel } from '../time/schedule';
 import { findStep } from '../steps/step-ops';
 import { keyOf } from '../work/work-io';
-import { boundOrResult, isResult, runTool } from './tool-runner';
+import { boundOrResult, isResult, runTool, withNews } from './tool-runner';
 import type { ToolContext, ToolDefinition, ToolResult } from './tool-types';
 import { TODO_DESCRIPTION, STEP_STATUS, TODO_PARAMETERS } from './tool-specs';
 import { fenceUntrusted, UNTRUSTED_PREAMBLE } from '../text/text-guard';
@@ -24,9 +24,18 @@ async function run(args: Record<string, unknown>, ctx: ToolContext): Promise<Too
   const binding = await boundOrResult(ctx);
   if (isResult(binding)) return binding;
   const engine = await ctx.engine();
+  return withNews(engine, ctx.sessionId, () => act(args, ctx, engine, binding.projectId));
+}
+
+/**
+ * The action on the session's current Work. Step changes return once they are on disk: the background writer writes
+ * them into Dida (read right before, the person's edits merged in) and the model hears at its next call what it met.
+ * Only a new Work's create is sent before the result (the Work is named by its Dida task).
+ */
+async function act(args: Record<string, unknown>, ctx: ToolContext, engine: Awaited<ReturnType<ToolContext['engine']>>, projectId: string): Promise<ToolResult> {
   const action = args.action as string;
   const current = await engine.currentWork(ctx.sessionId);
-  const where = { cwd: ctx.cwd };
+  const where = { cwd: ctx.cwd, background: true };
 
   if (action === 'create') {
     const steps = (args.steps as StepArg[] | undefined) ?? [];
@@ -39,7 +48,7 @@ async function run(args: Record<string, unknown>, ctx: ToolContext): Promise<Too
       // The model waits for the Work, not for its claim comment: that is posted right after the result.
       const work = await engine.createWork(
         ctx.sessionId,
-        binding.projectId,
+        projectId,
         { title, steps: steps.map((s) => s.title), level: (args.priority as SettablePriorityLevel | undefined) ?? 'medium' },
         { claimInBackground: true },
       );
@@ -84,11 +93,11 @@ async function run(args: Record<string, unknown>, ctx: ToolContext): Promise<Too
     }
     case 'delete': {
       if (!args.step) return { code: 'invalid_argument', message: 'delete needs step: a step id or exact title.' };
-      const result = await engine.changeSteps(ctx.sessionId, [{ op: 'delete', step: args.step as string }]);
+      const result = await engine.changeSteps(ctx.sessionId, [{ op: 'delete', step: args.step as string }], undefined, { background: true });
       return changed(`Deleted ${transitionsLine(result).replace(/ deleted/g, '') || 'the step'} from Work ${keyOf(result.work)}.`, result);
     }
     case 'clear': {
-      const result = await engine.changeSteps(ctx.sessionId, [{ op: 'clear' }]);
+      const result = await engine.changeSteps(ctx.sessionId, [{ op: 'clear' }], undefined, { background: true });
       return changed(`Removed ${result.transitions.length} unfinished step(s) of yours from Work ${keyOf(result.work)}.`, result);
     }
     default:

@@ -5,7 +5,8 @@ import { renderQueuePayload, type QueuePayloadStrings, type SkippedWork } from '
 import { routeFor, type Route } from '../queue/route-tags';
 import { keyOf } from '../work/work-io';
 import { visibleSteps, SETTLED } from '../work/work-state';
-import { boundOrResult, isResult, runTool } from './tool-runner';
+import { boundOrResult, isResult, runTool, withNews } from './tool-runner';
+import type { Binding } from '../../store/config-store';
 import type { ToolContext, ToolDefinition, ToolResult } from './tool-types';
 import { TODO_WORK_DESCRIPTION, TODO_WORK_PARAMETERS } from './tool-specs';
 import { panelItems, renderWork } from './work-view';
@@ -49,6 +50,10 @@ async function run(args: Record<string, unknown>, ctx: ToolContext): Promise<Too
   const binding = await boundOrResult(ctx);
   if (isResult(binding)) return binding;
   const engine = await ctx.engine();
+  return withNews(engine, ctx.sessionId, () => act(args, ctx, engine, binding));
+}
+
+async function act(args: Record<string, unknown>, ctx: ToolContext, engine: Awaited<ReturnType<ToolContext['engine']>>, binding: Binding): Promise<ToolResult> {
   const action = args.action as string;
   const now = new Date(engine.deps.now());
   const route = routeFor(await ctx.config.read(), binding);

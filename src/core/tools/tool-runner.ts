@@ -4,6 +4,8 @@ import { findBinding, type Binding } from '../../store/config-store';
 import { isWorkError } from '../work/engine-context';
 import { validateArgs } from './tool-args';
 import type { ParameterSpec, ToolContext, ToolResult } from './tool-types';
+import type { WorkEngine } from '../engine/work-engine';
+import { newsText } from './work-view';
 
 export const UNBOUND_MESSAGE =
   'This directory is not bound to a Dida list, so there is no Dida work here. Ask the person which list to use, then call dida_todo_setup with action "bind" and the list name (or run `dida-todo bind <list name>` in a terminal).';
@@ -33,4 +35,20 @@ export async function runTool(
     if (isDidaError(error) && error.code === 'auth') return { code: 'dida_unavailable', message: `Dida cannot be used: ${adviceFor('auth')}. Tell the person; do not retry.` };
     throw error;
   }
+}
+
+/**
+ * Runs a bound tool's `body` and adds what the background writer met since the session's last call (see newsText):
+ * also to a domain outcome, which is returned as a result here. Reads the state only, no Dida request.
+ */
+export async function withNews(engine: Pick<WorkEngine, 'takeNews'>, sessionId: string, body: () => Promise<ToolResult>): Promise<ToolResult> {
+  let result: ToolResult;
+  try {
+    result = await body();
+  } catch (error) {
+    if (!isWorkError(error)) throw error;
+    result = { code: error.code, message: error.message };
+  }
+  const news = newsText(await engine.takeNews(sessionId));
+  return news ? { ...result, detail: result.detail ? `${result.detail}\n\n${news}` : news } : result;
 }

@@ -2,6 +2,7 @@
 import { levelFromPriority } from '../time/schedule';
 import { fenceUntrusted, UNTRUSTED_PREAMBLE } from '../text/text-guard';
 import type { StepChangeResult } from '../steps/step-ops';
+import type { TakenNews } from '../engine/work-news';
 import { keyOf } from '../work/work-io';
 import { SETTLED, visibleSteps, type StepRecord, type WorkRecord } from '../work/work-state';
 import { MODEL_BUDGET, withinBudget } from '../text/model-budget';
@@ -85,4 +86,36 @@ export function panelItems(work: WorkRecord | undefined): Array<{ content: strin
     const status = step.status === 'skipped' ? 'completed' : (step.status as 'pending' | 'in_progress' | 'completed');
     return { content, status };
   });
+}
+
+/**
+ * What the background writer met since the model's last call, one paragraph per Work: the person's checklist edits its
+ * read merged in (ids outside the fence, titles inside), a write Dida refused or has not taken yet, a task closed in
+ * Dida meanwhile. Empty when there is nothing.
+ */
+export function newsText(taken: readonly TakenNews[]): string {
+  const parts: string[] = [];
+  for (const { work, news } of taken) {
+    const key = keyOf(work);
+    const step = (id: string) => work.steps.find((s) => s.id === id);
+    const merged = personChanges({
+      merge: {
+        changed: true,
+        humanEdited: !!news.humanEdited,
+        imported: news.imported.flatMap((id) => step(id) ?? []),
+        completedByHuman: news.completedByHuman.flatMap((id) => step(id) ?? []),
+        reopenedByHuman: news.reopenedByHuman.flatMap((id) => step(id) ?? []),
+        removed: news.removed.flatMap((id) => step(id) ?? []),
+      },
+    });
+    if (merged) parts.push(`Work ${key}: ${merged}`);
+    if (news.closed === 'completed_by_human') parts.push(`The Dida task of Work ${key} was completed in Dida before your last step changes reached it; leave it and call todo_work list to pick other work.`);
+    if (news.closed === 'deleted') parts.push(`The Dida task of Work ${key} was deleted in Dida before your last step changes reached it; leave it and call todo_work list to pick other work.`);
+    if (news.failure?.refused) {
+      parts.push(`Dida refused the write of Work ${key}'s step changes (${news.failure.message}): they are kept here but Dida does not show them; the person was told in Dida. Tell them too if it matters; it is tried again at your next change.`);
+    } else if (news.failure) {
+      parts.push(`Dida has not taken Work ${key}'s latest step changes yet (${news.failure.message}): they are kept and written when Dida answers; nothing to call again.`);
+    }
+  }
+  return parts.join('\n\n');
 }

@@ -53,6 +53,14 @@ export function assertHeld(lock: HeldLock | undefined, work: Pick<WorkRecord, 't
   if (lock && (lock.compromised.aborted || lock.stillHeld?.() === false)) throw new LockLostError(work.taskId);
 }
 
+/** The refusal of a Work that would have more checklist items than Dida keeps (nothing is written). */
+export function tooManySteps(count: number): WorkError {
+  return new WorkError(
+    'too_many_steps',
+    `Dida keeps at most ${MAX_CHECKLIST_ITEMS} checklist items and this Work would have ${count}; nothing was written — remove or merge steps (todo delete) instead of adding more.`,
+  );
+}
+
 /** Gateways that were seen to ignore an update without `title` (one TickTick report): their updates carry it. */
 const titleRequired = new WeakSet<DidaGateway>();
 
@@ -161,14 +169,12 @@ export async function writeWork(deps: EngineDeps, work: WorkRecord, options: Wri
     options.precheck?.(work, merge);
     const priority = options.onlyFromZero && task.priority !== 0 ? undefined : options.priority;
     const prepared = minimalUpdate(task, work, { priority, withTitle: titleRequired.has(baseGateway(deps.gateway)), now: deps.now() });
-    if (!prepared) return { task, wrote: false, merge };
-    const count = prepared.plan?.items.length ?? 0;
-    if (count > MAX_CHECKLIST_ITEMS) {
-      throw new WorkError(
-        'too_many_steps',
-        `Dida keeps at most ${MAX_CHECKLIST_ITEMS} checklist items and this Work would have ${count}; nothing was written — remove or merge steps (todo delete) instead of adding more.`,
-      );
+    if (!prepared) {
+      settledPending(work);
+      return { task, wrote: false, merge };
     }
+    const count = prepared.plan?.items.length ?? 0;
+    if (count > MAX_CHECKLIST_ITEMS) throw tooManySteps(count);
     assertHeld(options.lock, work);
     const answered = await deps.gateway.updateTask(prepared.body);
     if (!applied(prepared.body, answered)) {
@@ -181,9 +187,17 @@ export async function writeWork(deps: EngineDeps, work: WorkRecord, options: Wri
     }
     recordWrite(work, prepared, answered);
     const after = reconcileWithTask(deps, work, answered, options.state);
+    settledPending(work);
     return { task: answered, wrote: true, merge: combine(merge, after) };
   }
   throw new DidaError({ code: 'invalid_response', route: 'POST /task/{tid}', message: 'Dida did not apply the update of a Work.' });
+}
+
+/** Dida shows everything the record holds: nothing waits for the background writer any more. */
+function settledPending(work: WorkRecord): void {
+  if (hasPendingWrite(work)) return;
+  delete work.pendingSince;
+  delete work.writeFailure;
 }
 
 /**

@@ -133,6 +133,34 @@ export const CommentLookSchema = z.object({
 });
 export type CommentLook = z.infer<typeof CommentLookSchema>;
 
+/** A failed background write of a Work's steps (core/work/background-writer). */
+export const WriteFailureSchema = z.object({
+  /** Dida refused it (a 4xx other than 408, 425, 429): retried only after the next change, not on a timer. */
+  refused: z.boolean(),
+  message: z.string(),
+  at: z.number(),
+  /** Failures in a row; a transient one is retried after a delay that grows with them. */
+  failures: z._default(z.number(), 1),
+  /** Not written by a background flush before this time (ms), after a transient failure. */
+  retryAt: z.optional(z.number()),
+});
+export type WriteFailure = z.infer<typeof WriteFailureSchema>;
+
+/**
+ * What the model is told at the session's next tool call about a Work whose step changes were written in the
+ * background: the person's edits the write's read merged in (step ids), a write that failed, the task closed in Dida.
+ */
+export const WorkNewsSchema = z.looseObject({
+  imported: z._default(z.array(z.string()), []),
+  completedByHuman: z._default(z.array(z.string()), []),
+  reopenedByHuman: z._default(z.array(z.string()), []),
+  removed: z._default(z.array(z.string()), []),
+  humanEdited: z.optional(z.boolean()),
+  failure: z.optional(z.object({ refused: z.boolean(), message: z.string() })),
+  closed: z.optional(z.enum(['completed_by_human', 'deleted'])),
+});
+export type WorkNews = z.infer<typeof WorkNewsSchema>;
+
 export const WorkRecordSchema = z.looseObject({
   taskId: z.string(),
   projectId: z.string(),
@@ -172,6 +200,8 @@ export const WorkRecordSchema = z.looseObject({
   commentLook: z.optional(CommentLookSchema),
   /** The last claim decision seen for this occurrence (which host executes it). */
   claim: z.optional(z.object({ holder: z.string(), at: z.number() })),
+  /** Set (ms) right before a claim comment is posted, until its decision is recorded: a retry looks for that post first. */
+  claimPosting: z.optional(z.number()),
   /** For rework Works: the Work they rework. */
   reworkOf: z.optional(z.string()),
   /** How the Work ended, once closed. */
@@ -219,6 +249,15 @@ export const WorkRecordSchema = z.looseObject({
   nextAskNumber: z.optional(z.number()),
   /** What the person was told this Work loses on the running dsh (`continuation`, `phone`): each said once. */
   hostGaps: z.optional(z.array(z.string())),
+  /**
+   * Since when the record holds step changes a tool call recorded and the background writer has not written into
+   * Dida yet (core/work/background-writer); absent when Dida shows them (or they wait for a write that was cut short).
+   */
+  pendingSince: z.optional(z.number()),
+  /** The background writer's last failure, until a write succeeds: refused (a 4xx) or not yet (429, 5xx, no answer). */
+  writeFailure: z.optional(WriteFailureSchema),
+  /** What the background writer found or met since the model last heard of this Work: told at its next call, then dropped. */
+  news: z.optional(WorkNewsSchema),
 });
 export type WorkRecord = z.infer<typeof WorkRecordSchema>;
 
