@@ -1,5 +1,6 @@
 // The machine-wide Dida request budget: sliding windows per minute and per five minutes shared by every process of one
-// account, priorities (a tool call the model waits for goes first), and the slow-down after a 429 that every process obeys.
+// account, priorities (a tool call the model waits for goes first), the slow-down after a 429 that every process obeys,
+// and the machine's share of the account, halved on a 429 and raised slowly while it is short (machines of one account).
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import { sleep } from '../common/abortable-sleep';
@@ -77,10 +78,82 @@ export interface BudgetRecord {
   pausedAt?: number;
   /** 429s in a row (reset by the next answer that is not a 429). */
   strikes?: number;
+  /**
+   * The part of the configured limits this machine uses now (1 when absent): halved by a 429 (the account's limit was
+   * met, so other machines share it), raised step by step while the budget holds requests back (see shareNow).
+   */
+  share?: number;
+  /** When the share was last cut, and the share it was cut from (the level at which Dida answered 429). */
+  cutAt?: number;
+  cutFrom?: number;
+  /** When the share was last raised, and when a request last had to wait for the budget. */
+  raisedAt?: number;
+  heldAt?: number;
   /** The limits last used (for `dida-todo status`). */
   limits?: BudgetLimits;
   /** Which Dida the account is on (for `dida-todo status`; never the token). */
   baseUrl?: string;
+}
+
+/** The least share a machine keeps after 429s (its polls and tool calls still go, slowly). */
+export const MIN_SHARE = 1 / 8;
+/** 429s within this long of a cut are the same burst: they cut the share once. */
+export const CUT_GAP_MS = 10_000;
+/** After a cut the share stays put this long: the five-minute window must first lose the requests of before the cut. */
+export const HOLD_AFTER_CUT_MS = FIVE_MINUTES_MS;
+/** While the budget holds requests back, the share grows by this much of the configured limits per minute. */
+export const RAISE_PER_MINUTE = 1 / 16;
+/**
+ * For this long after a cut, the share grows back to at most this part of the share it was cut from (where the account's
+ * limit was met): machines that share one account settle just under it instead of meeting it again.
+ */
+export const PLATEAU_MS = 30 * 60_000;
+export const PLATEAU_PART = 0.9;
+
+/**
+ * A 429 at `now` (the account's limit was met: other machines use it too): the share is halved, once per burst of 429s
+ * (CUT_GAP_MS), never below MIN_SHARE (multiplicative decrease).
+ */
+export function cutShare(record: BudgetRecord, now: number, minuteMs = MINUTE_MS): void {
+  if (record.cutAt !== undefined && now - record.cutAt < CUT_GAP_MS * (minuteMs / MINUTE_MS) && now >= record.cutAt) return;
+  const share = record.share ?? 1;
+  record.cutFrom = share;
+  record.share = Math.max(MIN_SHARE, share / 2);
+  record.cutAt = now;
+  record.raisedAt = now;
+}
+
+/**
+ * The share at `now`, raised first when it may grow (additive increase): HOLD_AFTER_CUT_MS after the last cut, by
+ * RAISE_PER_MINUTE for each full minute since the last raise in which the budget held a request back (a machine that
+ * does not use its share has no reason to take more), up to PLATEAU_PART of the share it was cut from for PLATEAU_MS
+ * after the cut, then up to 1.
+ */
+export function shareNow(record: BudgetRecord, now: number, minuteMs = MINUTE_MS): number {
+  const share = record.share ?? 1;
+  if (share >= 1 || record.cutAt === undefined) return Math.min(1, share);
+  const holdEnd = record.cutAt + HOLD_AFTER_CUT_MS * (minuteMs / MINUTE_MS);
+  if (now < holdEnd) return share;
+  const from = Math.max(record.raisedAt ?? holdEnd, holdEnd);
+  const minutes = Math.floor((now - from) / minuteMs);
+  if (minutes < 1 || (record.heldAt ?? -Infinity) < from) return share;
+  const plateau = now - record.cutAt < PLATEAU_MS * (minuteMs / MINUTE_MS) && record.cutFrom !== undefined ? Math.max(share, record.cutFrom * PLATEAU_PART) : 1;
+  const raised = Math.min(plateau, 1, share + minutes * RAISE_PER_MINUTE);
+  record.share = raised;
+  record.raisedAt = from + minutes * minuteMs;
+  if (raised >= 1) {
+    delete record.share;
+    delete record.cutAt;
+    delete record.cutFrom;
+    delete record.raisedAt;
+  }
+  return raised;
+}
+
+/** The configured limits times the machine's share (at least one request in each window). */
+export function sharedLimits(limits: BudgetLimits, share: number): BudgetLimits {
+  if (share >= 1) return limits;
+  return { perMinute: Math.max(1, Math.floor(limits.perMinute * share)), perFiveMinutes: Math.max(1, Math.floor(limits.perFiveMinutes * share)) };
 }
 
 export function emptyBudgetRecord(): BudgetRecord {
@@ -230,8 +303,10 @@ export function createRequestBudget(options: RequestBudgetOptions): RequestGate 
             record.limits = { perMinute: limits.perMinute, perFiveMinutes: limits.perFiveMinutes };
             if (options.baseUrl) record.baseUrl = options.baseUrl;
             strikesSeen = record.strikes ?? 0;
-            const left = budgetWait(record, limits, level, at, minuteMs);
+            const left = budgetWait(record, sharedLimits(limits, shareNow(record, at, minuteMs)), level, at, minuteMs);
             if (left === 0) record.stamps.push(at);
+            // Held back by the budget itself (not by a pause after a 429): a sign this machine could use more.
+            else if ((record.pausedUntil ?? 0) <= at) record.heldAt = at;
             return { wait: left, paused: (record.pausedUntil ?? 0) > at };
           });
         } catch (error) {
@@ -251,8 +326,10 @@ export function createRequestBudget(options: RequestBudgetOptions): RequestGate 
       if (!limited && strikesSeen === 0) return;
       try {
         await options.store.transact((record) => {
-          if (limited) pauseAfter429(record, now(), outcome.retryAfterMs);
-          else delete record.strikes;
+          if (limited) {
+            pauseAfter429(record, now(), outcome.retryAfterMs);
+            cutShare(record, now(), minuteMs);
+          } else delete record.strikes;
           strikesSeen = record.strikes ?? 0;
         });
       } catch (error) {

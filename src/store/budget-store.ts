@@ -44,6 +44,11 @@ function sanitize(raw: unknown): BudgetRecord {
   if (typeof value.pausedAt === 'number' && Number.isFinite(value.pausedAt)) record.pausedAt = value.pausedAt;
   if (typeof value.strikes === 'number' && value.strikes > 0) record.strikes = Math.floor(value.strikes);
   if (typeof value.baseUrl === 'string') record.baseUrl = value.baseUrl;
+  if (typeof value.share === 'number' && value.share > 0 && value.share < 1) record.share = value.share;
+  for (const field of ['cutAt', 'cutFrom', 'raisedAt', 'heldAt'] as const) {
+    const v = value[field];
+    if (typeof v === 'number' && Number.isFinite(v)) record[field] = v;
+  }
   const limits = value.limits as Record<string, unknown> | undefined;
   if (limits && typeof limits.perMinute === 'number' && typeof limits.perFiveMinutes === 'number') {
     record.limits = { perMinute: limits.perMinute, perFiveMinutes: limits.perFiveMinutes };

@@ -17,6 +17,14 @@ import {
   FIVE_MINUTES_MS,
   MINUTE_MS,
   pauseAfter429,
+  cutShare,
+  CUT_GAP_MS,
+  HOLD_AFTER_CUT_MS,
+  MIN_SHARE,
+  PLATEAU_MS,
+  RAISE_PER_MINUTE,
+  sharedLimits,
+  shareNow,
   shareOf,
   usedIn,
   withLockHeld,
@@ -221,6 +229,79 @@ describe('the gate', () => {
   });
 });
 
+describe('the machine’s share of the account (several machines, one account)', () => {
+  it('a 429 halves the share once per burst, never below the least share', () => {
+    const record = emptyBudgetRecord();
+    const t0 = 1_000_000_000;
+    cutShare(record, t0);
+    expect(record).toMatchObject({ share: 0.5, cutFrom: 1, cutAt: t0 });
+    // More 429s of the same burst (requests that were in flight) change nothing.
+    cutShare(record, t0 + CUT_GAP_MS - 1);
+    expect(record.share).toBe(0.5);
+    cutShare(record, t0 + CUT_GAP_MS);
+    expect(record).toMatchObject({ share: 0.25, cutFrom: 0.5 });
+    for (let i = 2; i < 10; i++) cutShare(record, t0 + i * CUT_GAP_MS);
+    expect(record.share).toBe(MIN_SHARE);
+  });
+
+  it('the limits in force are the configured ones times the share, at least one request in each window', () => {
+    expect(sharedLimits({ perMinute: 60, perFiveMinutes: 240 }, 1)).toEqual({ perMinute: 60, perFiveMinutes: 240 });
+    expect(sharedLimits({ perMinute: 60, perFiveMinutes: 240 }, 0.25)).toEqual({ perMinute: 15, perFiveMinutes: 60 });
+    expect(sharedLimits({ perMinute: 2, perFiveMinutes: 3 }, MIN_SHARE)).toEqual({ perMinute: 1, perFiveMinutes: 1 });
+  });
+
+  it('the share stays put for five minutes after a cut, then grows a step a minute only while the budget holds requests back', () => {
+    const t0 = 2_000_000_000;
+    const record = emptyBudgetRecord();
+    cutShare(record, t0);
+    cutShare(record, t0 + CUT_GAP_MS);
+    expect(record.share).toBe(0.25);
+    const after = t0 + CUT_GAP_MS + HOLD_AFTER_CUT_MS;
+    // Held back during the hold: no growth until the hold ends and a minute passed with a request held back after it.
+    record.heldAt = after - 1;
+    expect(shareNow(record, after + 5 * MINUTE_MS)).toBe(0.25);
+    record.heldAt = after + 30_000;
+    expect(shareNow(record, after + 2 * MINUTE_MS + 1)).toBeCloseTo(0.25 + 2 * RAISE_PER_MINUTE);
+    // No request held back since that raise: the share does not grow (this machine does not use what it has).
+    expect(shareNow(record, after + 10 * MINUTE_MS)).toBeCloseTo(0.25 + 2 * RAISE_PER_MINUTE);
+  });
+
+  it('for half an hour after a cut the share grows back to just under the level that met the limit, later to the whole budget', () => {
+    const t0 = 3_000_000_000;
+    const record: BudgetRecord = { stamps: [], share: 0.2, cutFrom: 0.4, cutAt: t0, raisedAt: t0 };
+    record.heldAt = t0 + PLATEAU_MS - 1;
+    expect(shareNow(record, t0 + PLATEAU_MS - 1)).toBeCloseTo(0.36);
+    record.heldAt = t0 + PLATEAU_MS + MINUTE_MS;
+    const later = shareNow(record, t0 + PLATEAU_MS + 60 * MINUTE_MS);
+    expect(later).toBe(1);
+    // Back at the whole budget nothing of the cut is kept.
+    expect(record).toEqual({ stamps: [], heldAt: t0 + PLATEAU_MS + MINUTE_MS });
+  });
+
+  it('the gate cuts the share on a 429 and then lets only the shared limits through; a request held back marks it', async () => {
+    const t = fakeTime(4_000_000_000);
+    const store = memoryStore();
+    const gate = createRequestBudget({ store, limits: () => ({ perMinute: 8, perFiveMinutes: 40 }), now: t.now, sleep: t.sleep });
+    await gate.acquire('GET /x');
+    await gate.observe('GET /x', { status: 429, retryAfterMs: 1_000 });
+    expect(store.record.share).toBe(0.5);
+    t.clock.now += 2_000;
+    // Four a minute now (half of eight): after three more, the next one would wait most of a minute (a tool call is refused).
+    for (let i = 0; i < 3; i++) await withRequestPriority('foreground', () => gate.acquire('GET /x'));
+    expect(t.clock.waits).toHaveLength(0);
+    expect(store.record.heldAt).toBeUndefined();
+    const refused = await withRequestPriority('foreground', () => gate.acquire('GET /x')).catch((e: unknown) => e);
+    expect(isDidaError(refused) && refused.code).toBe('rate_limited');
+    expect(store.record.heldAt).toBe(t.clock.now);
+    // Control: the same four requests under the whole budget go without a wait.
+    const whole = memoryStore();
+    const t2 = fakeTime(4_000_000_000);
+    const gate2 = createRequestBudget({ store: whole, limits: () => ({ perMinute: 8, perFiveMinutes: 40 }), now: t2.now, sleep: t2.sleep });
+    for (let i = 0; i < 5; i++) await withRequestPriority('foreground', () => gate2.acquire('GET /x'));
+    expect(t2.clock.waits).toHaveLength(0);
+  });
+});
+
 describe('the shared budget file', () => {
   let dir: string;
   beforeEach(async () => {
@@ -263,6 +344,16 @@ describe('the shared budget file', () => {
     await writeFile(file, JSON.stringify({ stamps: [], pausedUntil: t.clock.now + 21_600_000, strikes: 1 }));
     const error = await withRequestPriority('foreground', () => gate.acquire('POST /task')).catch((e: unknown) => e);
     expect(isDidaError(error) && error.retryAfterMs).toBe(BACKOFF_MAX_MS);
+  });
+
+  it('keeps the machine’s share across processes, and drops a share out of range', async () => {
+    const { mkdir, writeFile } = await import('node:fs/promises');
+    await mkdir(path.join(dir, 'budget'), { recursive: true });
+    const file = budgetFile(dir, 'cccccccccccccccc');
+    await writeFile(file, JSON.stringify({ stamps: [], share: 0.25, cutAt: 5, cutFrom: 0.5, raisedAt: 5, heldAt: 7 }));
+    expect(readBudgetFile(file)).toEqual({ stamps: [], share: 0.25, cutAt: 5, cutFrom: 0.5, raisedAt: 5, heldAt: 7 });
+    await writeFile(file, JSON.stringify({ stamps: [], share: 3, cutAt: 'x' }));
+    expect(readBudgetFile(file)).toEqual({ stamps: [] });
   });
 
   it('a damaged file counts as empty and is replaced', async () => {
