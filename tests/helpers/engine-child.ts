@@ -1,5 +1,7 @@
 // Child process for the engine concurrency tests: its own WorkEngine over HTTP, sharing the parent's state file and locks.
-// Env: DIDA_BASE_URL, DIDA_TOKEN, ENGINE_DIR, ENGINE_LOCK_STALE_MS (optional). Argv: `complete <workKey> <stepId,...>` or `settle <workKey>`.
+// Env: DIDA_BASE_URL, DIDA_TOKEN, ENGINE_DIR, ENGINE_LOCK_STALE_MS (optional). Argv: `complete <workKey> <stepId,...>`,
+// `settle <workKey>`, or `record <workKey> <stepId>` (a tool call's completion left to the background writer; the
+// process then says `recorded` and waits to be killed, before anything is written).
 import path from 'node:path';
 import type { EngineDeps } from '../../src/core/work/engine-context';
 import { getLocale } from '../../src/core/text/locale';
@@ -24,6 +26,10 @@ try {
     // As a one-shot run does before it exits: post the progress comments still waiting.
     await engine.flushComments();
     process.stdout.write('done\n');
+  } else if (mode === 'record') {
+    await engine.changeSteps(session, [{ op: 'update', step: list as string, status: 'completed', resolution: `完成 ${list}` }], key, { background: true });
+    process.stdout.write('recorded\n');
+    await new Promise(() => undefined);
   } else if (mode === 'settle') {
     await engine.touch(session, key as string, true);
     process.stdout.write(`${JSON.stringify(await engine.settle(session))}\n`);

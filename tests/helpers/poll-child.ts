@@ -20,6 +20,8 @@ export interface ChildSpec {
   recover?: boolean;
   /** Lists whose leadership is reported (`lead` events). */
   lists?: string[];
+  /** The row's progress window (default 0: progress goes out at once); the soaks run the product's default. */
+  progressWindowSeconds?: number;
 }
 
 const spec = JSON.parse(process.env.POLL_CHILD_SPEC ?? process.argv[2] ?? '{}') as ChildSpec;
@@ -54,7 +56,7 @@ const row = RowConfig.safeParse({
   ...(spec.pollIntervalMinutes !== undefined ? { pollIntervalMinutes: spec.pollIntervalMinutes } : {}),
   maxAutoContinue: spec.recover ? 3 : 0,
   backoff: [1],
-  progressWindowSeconds: 0,
+  progressWindowSeconds: spec.progressWindowSeconds ?? 0,
 });
 if (!row.success) throw new Error(JSON.stringify(row.issues));
 const host = new DshHost(ctx as never, row.data);

@@ -83,6 +83,8 @@ describe('soak: the machine poller under the rate limit, with its leader killed 
           workMs: 2_000,
           recover: true,
           lists: lists.map((l) => l.id),
+          // The product's default: a burst of step changes and its comments go out together, at the latest at settle.
+          progressWindowSeconds: 60,
         };
         const child = spawn(process.execPath, [script, JSON.stringify(spec)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
         const record = { slot, events: [] as Array<Record<string, any>>, stderr: '', exited: false };
