@@ -35,6 +35,11 @@ export interface AgentTrack {
   sessionSync?: { promise: Promise<unknown>; startedAt: number };
   /** A person's message already started a read of the list. */
   turnSyncStarted?: boolean;
+  /**
+   * No list read is started for this session: a one-shot run's host loaded late, for a Dida need (a tool call) that
+   * reads what it needs itself; the turn's read would only hold the panel up.
+   */
+  noListReads?: boolean;
   /** Lifts the tool restriction this plugin placed on the agent (unbound: only dida_todo_setup). */
   liftRestriction?: () => void;
   /** Which restriction is in place ('unbound' or 'subagent'), to change it only when needed. */

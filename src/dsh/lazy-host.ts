@@ -188,6 +188,8 @@ export class LazyHost {
       const host = new DshHost(this.ctx, this.row, { seams: this.seams });
       host.begin({ prompt: false });
       for (const agent of this.seen.values()) {
+        // A one-shot session that went without the host reads no list now: what loads it reads what it needs.
+        if (this.deferred.has(agent.id)) host.tracker.add(agent).noListReads = true;
         // The restriction placed here is handed over as the host's own, so the session's tools do not flicker.
         const lift = this.lifts.get(agent.id);
         if (lift) {

@@ -16,7 +16,7 @@ export class ListSync {
    */
   start(track: AgentTrack, origin: 'session' | 'turn'): void {
     const binding = track.binding;
-    if (!binding) return;
+    if (!binding || track.noListReads) return;
     const now = this.deps.clock.now();
     const fresh = track.sessionSync && now - track.sessionSync.startedAt < SESSION_SYNC_REUSE_MS;
     if (origin === 'turn' && fresh && track.sessionSync) {

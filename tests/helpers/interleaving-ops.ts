@@ -243,6 +243,76 @@ export const MATRIX_OPS: MatrixOp[] = [
   },
 ];
 
+/**
+ * A tool call's step changes (the `todo` tool): recorded and answered with no request, then written by the background
+ * writer (here its flush at once). Every request is the writer's, so an edit before the first one is an edit between
+ * the tool result and the background write.
+ */
+async function inBackground(h: EngineHarness, changes: Parameters<EngineHarness['engine']['changeSteps']>[1]): Promise<void> {
+  await ignoreExpected(h.engine.changeSteps(S, changes, undefined, { background: true }));
+  await h.engine.flushComments();
+}
+
+/** The same operations as a tool call makes them: the person edits between the tool result and the background write. */
+const BACKGROUND_OPS: MatrixOp[] = [
+  {
+    name: 'complete a step in progress, written in the background',
+    setup: startedWork,
+    run: (h) => inBackground(h, [{ op: 'update', step: A, status: 'completed', resolution: '代码写好了' }]),
+    converge: syncTwice,
+  },
+  {
+    name: 'complete a person’s step and add one, written in the background',
+    setup: humanWork,
+    run: (h) =>
+      inBackground(h, [
+        { op: 'update', step: P2, status: 'completed', resolution: '人写的这项做完了' },
+        { op: 'add', title: '补文档', status: 'in_progress' },
+      ]),
+    converge: syncTwice,
+  },
+  {
+    name: 'two calls, one background write',
+    setup: humanWork,
+    run: async (h) => {
+      await ignoreExpected(h.engine.changeSteps(S, [{ op: 'update', step: A, status: 'completed', resolution: '代码写好了' }], undefined, { background: true }));
+      await inBackground(h, [{ op: 'update', step: P1, status: 'skipped', resolution: '这次不需要' }]);
+    },
+    converge: syncTwice,
+  },
+  {
+    name: 'rename and delete steps, written in the background',
+    setup: async (h) => {
+      const world = await humanWork(h);
+      await h.engine.changeSteps(S, [{ op: 'add', title: '临时一步' }]);
+      return world;
+    },
+    run: (h) => inBackground(h, [{ op: 'update', step: A, title: '写核心代码' }, { op: 'delete', step: '临时一步' }]),
+    converge: syncTwice,
+  },
+  {
+    name: 'complete the last open step in the background, then settle',
+    setup: async (h) => {
+      const world = await humanWork(h);
+      await h.engine.changeSteps(S, [
+        { op: 'update', step: P1, status: 'skipped', resolution: '这次不需要' },
+        { op: 'update', step: P2, status: 'completed', resolution: '做完了' },
+      ]);
+      return world;
+    },
+    // No flush: the review's own write carries the tick (the session went idle within the progress window).
+    run: async (h) => {
+      await ignoreExpected(h.engine.changeSteps(S, [{ op: 'update', step: A, status: 'completed', resolution: '代码写好了' }], undefined, { background: true }));
+      await ignoreExpected(h.engine.settle(S));
+    },
+    converge: async (h, world) => {
+      await ignoreExpected(h.engine.settle(S));
+      await syncTwice(h, world);
+    },
+  },
+];
+MATRIX_OPS.push(...BACKGROUND_OPS);
+
 /** The task an operation that creates it made (found once it exists). */
 export function createdTask(h: EngineHarness, world: World): string | undefined {
   return h.sim.listTasks(world.listId, { includeCompleted: true }).find((t) => t.title === NEW_TITLE)?.id;
