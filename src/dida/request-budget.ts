@@ -102,13 +102,13 @@ export const CUT_GAP_MS = 10_000;
 /** After a cut the share stays put this long: the five-minute window must first lose the requests of before the cut. */
 export const HOLD_AFTER_CUT_MS = FIVE_MINUTES_MS;
 /** While the budget holds requests back, the share grows by this much of the configured limits per minute. */
-export const RAISE_PER_MINUTE = 1 / 16;
+export const RAISE_PER_MINUTE = 1 / 32;
 /**
  * For this long after a cut, the share grows back to at most this part of the share it was cut from (where the account's
  * limit was met): machines that share one account settle just under it instead of meeting it again.
  */
 export const PLATEAU_MS = 30 * 60_000;
-export const PLATEAU_PART = 0.9;
+export const PLATEAU_PART = 0.8;
 
 /**
  * A 429 at `now` (the account's limit was met: other machines use it too): the share is halved, once per burst of 429s

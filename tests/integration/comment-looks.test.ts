@@ -2,7 +2,7 @@
 // instead of on every poll, over the simulator: the requests they make, and that an accept, a rework comment, an answer
 // and a priority set back still arrive — at once where Dida shows a change, within the schedule's gap where it does not.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MINUTE, REVIEW_LOOKS_PER_SYNC } from '../../src/core/phone/comment-looks';
+import { MINUTE, REVIEW_LOOK_SPACING_MS, REVIEW_LOOKS_PER_SYNC } from '../../src/core/phone/comment-looks';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
 
 let h: EngineHarness;
@@ -37,29 +37,34 @@ async function readsOf(projectId: string, looks: 'paced' | 'all') {
 }
 
 describe('paced looks at review todos', () => {
-  it('reads each review once at first, then at most REVIEW_LOOKS_PER_SYNC a sync once their gap has passed, oldest first; a full sync reads them all', async () => {
+  it('a review just filed is not read (no comment can be there yet); later at most REVIEW_LOOKS_PER_SYNC a sync and one a minute, oldest first; a full sync reads them all', async () => {
     const { list } = await reviews(5);
-    expect((await readsOf(list.id, 'paced')).reads).toBe(5);
     expect((await readsOf(list.id, 'paced')).reads).toBe(0);
     h.clock.now += 2 * MINUTE - 1_000;
     expect((await readsOf(list.id, 'paced')).reads).toBe(0);
     h.clock.now += 1_000;
-    const rounds: number[] = [];
-    for (let i = 0; i < 6; i++) rounds.push((await readsOf(list.id, 'paced')).reads);
-    const full = Math.floor(5 / REVIEW_LOOKS_PER_SYNC);
-    expect(rounds).toEqual([...Array(full).fill(REVIEW_LOOKS_PER_SYNC), ...(5 % REVIEW_LOOKS_PER_SYNC ? [5 % REVIEW_LOOKS_PER_SYNC] : []), 0, 0, 0, 0, 0, 0].slice(0, 6));
-    // Each review was read once in those syncs: the oldest look goes first, none twice.
-    expect(rounds.reduce((a, b) => a + b, 0)).toBe(5);
+    // Polls every few seconds: one review read, then none until a minute passed since.
+    const burst: number[] = [];
+    for (let i = 0; i < 6; i++) burst.push((await readsOf(list.id, 'paced')).reads);
+    expect(burst).toEqual([REVIEW_LOOKS_PER_SYNC, 0, 0, 0, 0, 0]);
+    const minutes: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      h.clock.now += REVIEW_LOOK_SPACING_MS;
+      minutes.push((await readsOf(list.id, 'paced')).reads);
+    }
+    // One a minute, the oldest look first: the other four in turn, then the first again (its gap has long passed).
+    expect(minutes).toEqual([1, 1, 1, 1, 1]);
     // Control: a sync someone waits for reads every review, every time.
     expect((await readsOf(list.id, 'all')).reads).toBe(5);
     expect((await readsOf(list.id, 'all')).reads).toBe(5);
-    // Half an hour on, the gap is ten minutes.
+    // Half an hour on, the gap is ten minutes: each review once, one a minute.
     h.clock.now += 31 * MINUTE;
-    for (let i = 0; i < 6; i++) await readsOf(list.id, 'paced');
-    h.clock.now += 9 * MINUTE;
-    expect((await readsOf(list.id, 'paced')).reads).toBe(0);
-    h.clock.now += MINUTE;
-    expect((await readsOf(list.id, 'paced')).reads).toBe(REVIEW_LOOKS_PER_SYNC);
+    const later: number[] = [];
+    for (let i = 0; i < 7; i++) {
+      later.push((await readsOf(list.id, 'paced')).reads);
+      h.clock.now += REVIEW_LOOK_SPACING_MS;
+    }
+    expect(later).toEqual([1, 1, 1, 1, 1, 0, 0]);
   });
 
   it('an owner comment on a review becomes rework at the next look, not before its gap; a full sync sees it at once', async () => {
@@ -103,8 +108,8 @@ describe('paced looks across lists and kinds', () => {
     await h.engine.sync(other.id);
     await h.engine.switchTo('session-2', other.id, task.id);
     await h.engine.waitForHuman('session-2', '需要账号');
-    // The first list's sync looks at its review only; the other list's wait is still unlooked at its first sync.
-    expect((await readsOf(list.id, 'paced')).reads).toBe(1);
+    // The first list's sync reads nothing (its review was just filed); the other list's wait is still unlooked.
+    expect((await readsOf(list.id, 'paced')).reads).toBe(0);
     expect((await h.engine.getWork(task.id)).commentLook).toBeUndefined();
     expect((await readsOf(other.id, 'paced')).reads).toBe(2);
     // One list with a review and a wait both due by time: both are read in one sync.

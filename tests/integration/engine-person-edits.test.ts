@@ -113,8 +113,8 @@ describe('2. edits made while a Work is being settled', () => {
 
   it('after a failed stage the next settle re-checks: an item added meanwhile stops it', async () => {
     const { list, task } = await settled();
-    // The review todo is filed, then the anchor comment fails (after the progress comments' post fails too).
-    h.sim.injectFault({ route: 'POST /project/{pid}/task/{tid}/comment', kind: 'status', status: 503, times: 2 });
+    // The review todo is filed and the items ticked, then completing the Work fails.
+    h.sim.injectFault({ route: 'POST /project/{pid}/task/{tid}/complete', kind: 'status', status: 503 });
     expect((await h.engine.settle(S)).map((r) => r.outcome.status)).toEqual(['failed']);
     const current = h.sim.getTask(task.id)!;
     h.sim.editTask(task.id, { items: [...(current.items ?? []), { title: '再加一条', status: 0 }] });
@@ -125,8 +125,9 @@ describe('2. edits made while a Work is being settled', () => {
 
   it('the review todo carries the title the person gave the Work while it was being sent', async () => {
     const { list, task } = await settled();
+    // Renamed after the review todo was filed, before the Work's task is read for its ticks.
     const stop = h.sim.onRequest((info) => {
-      if (info.route === 'POST /project/{pid}/task/{tid}/comment') h.sim.editTask(task.id, { title: '改版首页（第二版）' });
+      if (info.route === 'GET /project/{pid}/task/{tid}') h.sim.editTask(task.id, { title: '改版首页（第二版）' });
     });
     expect((await h.engine.settle(S)).map((r) => r.outcome.status)).toEqual(['finalized']);
     stop();
@@ -342,7 +343,7 @@ describe('8. the person’s other signals', () => {
     const review = h.sim.listTasks(list.id).find((t) => t.title.startsWith('🧑‍🔬'))!;
     await h.deps.state.update((state) => {
       for (const key of Object.keys(state)) delete (state as Record<string, unknown>)[key];
-      return { works: {}, ownTasks: {}, owners: {}, sessions: {}, pendingCreates: {}, outbox: [], usage: {}, rebuilt: [], strayTasks: [] };
+      return { works: {}, ownTasks: {}, owners: {}, sessions: {}, pendingCreates: {}, outbox: [], usage: {}, rebuilt: [], strayTasks: [], peers: {} };
     });
     h.sim.addComment(list.id, review.id, '日志要带时间戳');
     const report = await h.engine.sync(list.id);

@@ -165,6 +165,15 @@ describe(`soak: ${MACHINES} machines on one account under its live rate limit`, 
         const steps = (sim.getTask(id)?.items ?? []).filter((i) => i.title === STEP).length;
         if (reviews.length !== 1 || notes.length !== 1 || steps !== 1) stuck.push(`${title}: ${reviews.length} review(s), ${notes.length} note(s), ${steps} step(s)`);
       }
+      if (stuck.length) {
+        const records = await Promise.all(stores.map((store) => store.state.read()));
+        const report = stuck.map((line) => {
+          const id = tasks.find((t) => line.startsWith(`${sim.getTask(t)?.title}:`)) as string;
+          const seenBy = records.map((r, m) => `machine-${m + 1}: ${JSON.stringify(((w) => w && { phase: w.phase, claim: w.claim, steps: w.steps.map((x) => x.status), waiting: !!w.waiting })(r.works[id]))}`);
+          return `${line}\n  comments ${JSON.stringify(sim.listComments(id).map((c) => c.title))}\n  ${seenBy.join('\n  ')}`;
+        });
+        process.stderr.write(`${report.join('\n')}\n`);
+      }
       expect(stuck).toEqual([]);
       // Nothing lost: nothing waits in any home, no tool call failed.
       expect(await owed()).toBe(0);

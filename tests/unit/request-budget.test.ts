@@ -22,6 +22,7 @@ import {
   HOLD_AFTER_CUT_MS,
   MIN_SHARE,
   PLATEAU_MS,
+  PLATEAU_PART,
   RAISE_PER_MINUTE,
   sharedLimits,
   shareNow,
@@ -270,7 +271,7 @@ describe('the machine’s share of the account (several machines, one account)',
     const t0 = 3_000_000_000;
     const record: BudgetRecord = { stamps: [], share: 0.2, cutFrom: 0.4, cutAt: t0, raisedAt: t0 };
     record.heldAt = t0 + PLATEAU_MS - 1;
-    expect(shareNow(record, t0 + PLATEAU_MS - 1)).toBeCloseTo(0.36);
+    expect(shareNow(record, t0 + PLATEAU_MS - 1)).toBeCloseTo(0.4 * PLATEAU_PART);
     record.heldAt = t0 + PLATEAU_MS + MINUTE_MS;
     const later = shareNow(record, t0 + PLATEAU_MS + 60 * MINUTE_MS);
     expect(later).toBe(1);

@@ -1,7 +1,7 @@
 // Which comment lists a sync reads: every review todo's and waiting Work's for a sync someone waits for, on the
 // schedule of core/phone/comment-looks for a background one; and the record of each look on its Work.
 import type { Task } from '../../dida/types';
-import { lookDue, lookGap, nextLookAt, pickLooks, REVIEW_LOOKS_PER_SYNC, type LookDue, type LookKind, type LookMode } from '../phone/comment-looks';
+import { lookDue, lookGap, nextLookAt, pickLooks, REVIEW_LOOK_SPACING_MS, REVIEW_LOOKS_PER_SYNC, type LookDue, type LookKind, type LookMode } from '../phone/comment-looks';
 import type { EngineDeps } from '../work/engine-context';
 import { keyOf } from '../work/work-io';
 import { taskVersion } from '../work/work-reconcile';
@@ -60,7 +60,11 @@ export function planLooks(deps: EngineDeps, state: EngineState, projectId: strin
     if (when) due.push({ key, kind, due: when, last, version, scope });
     else plan.skip.add(key);
   }
-  const reviews = pickLooks(due.filter((d) => d.kind === 'review'), REVIEW_LOOKS_PER_SYNC);
+  // Reviews due by time alone: at most one a sync, and none within REVIEW_LOOK_SPACING_MS of the last look at a review of
+  // the list (polls come every 20 s and sooner; many open reviews would otherwise cost a comment list at each of them).
+  const lastReviewLook = Math.max(-Infinity, ...Object.values(state.works).filter((w) => w.projectId === projectId && w.commentLook?.scope?.startsWith('review ')).map((w) => w.commentLook!.at));
+  const spaced = mode === 'paced' && now - lastReviewLook < REVIEW_LOOK_SPACING_MS;
+  const reviews = pickLooks(due.filter((d) => d.kind === 'review' && !(spaced && d.due === 'time')), REVIEW_LOOKS_PER_SYNC);
   for (const d of due) {
     if (d.kind === 'answer' || reviews.includes(d)) plan.looked.set(d.key, { version: d.version, scope: d.scope });
     else plan.skip.add(d.key);

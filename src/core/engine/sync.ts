@@ -4,7 +4,9 @@
 import { DidaError, isDidaError } from '../../dida/dida-error';
 import type { Task } from '../../dida/types';
 import { lateFeedback, processAcceptance } from '../review/acceptance';
-import { isBundleTaskTitle } from '../review/acceptance-report';
+import { isBundleTaskTitle, reportedHost } from '../review/acceptance-report';
+import { hostLabelOf } from '../queue/claim-holders';
+import { heldElsewhere } from '../queue/claims';
 import type { EngineDeps } from '../work/engine-context';
 import { WorkError } from '../work/engine-context';
 import { claimLapsed, reportExpiredClaim } from '../queue/claim-release';
@@ -91,7 +93,7 @@ export async function syncList(deps: EngineDeps, projectId: string, options: Syn
   const unchanged =
     before.outbox.every((e) => e.projectId !== projectId) &&
     tasks.every((task) => {
-      if (before.ownTasks[task.id]) return true;
+      if (before.ownTasks[task.id] || filedElsewhere(deps, task)) return true;
       const work = before.works[workKey(task.id, taskOccurrence(task, deps))];
       if (!work) return false;
       if (work.phase !== 'open') return work.phase === 'finalizing';
@@ -118,7 +120,8 @@ export async function syncList(deps: EngineDeps, projectId: string, options: Syn
         continue;
       }
       if (isBundleTaskTitle(ALL_LOCALES, task.title)) {
-        if (!knownBundleTask(state, task.id)) orphans.push(task);
+        // Another machine's review (its report names the machine that did the work) is that machine's to watch.
+        if (!knownBundleTask(state, task.id) && !filedElsewhere(deps, task)) orphans.push(task);
         continue;
       }
       const occurrence = taskOccurrence(task, deps);
@@ -168,6 +171,12 @@ export async function syncList(deps: EngineDeps, projectId: string, options: Syn
   for (const work of Object.values(after.works)) {
     if (work.projectId !== projectId || openIds.has(work.taskId)) continue;
     if (work.phase !== 'open') continue;
+    // Another machine holds it (its live claim): it finished it there; no read of a task this machine never worked on.
+    if (heldElsewhere(deps, work, undefined, after)) {
+      await markClosed(deps, keyOf(work), 'completed_by_human');
+      report.closed.push(keyOf(work));
+      continue;
+    }
     await noteGone(deps, work, report);
   }
   // Review todos filed for a Work that was not sent for review after all, whose removal failed then (after the Works
@@ -215,6 +224,13 @@ export async function syncList(deps: EngineDeps, projectId: string, options: Syn
 
 /** How a Work that ended can be re-opened by the person (not when it was deleted or replaced by another occurrence). */
 const REOPENABLE: ReadonlySet<string> = new Set(['accepted', 'completed_by_human', 'rework']);
+
+/** A bundle task another machine filed: a review whose report names another machine as the one that did the work. */
+function filedElsewhere(deps: EngineDeps, task: Task): boolean {
+  if (!isBundleTaskTitle(ALL_LOCALES, task.title)) return false;
+  const host = reportedHost(task.content);
+  return host !== undefined && host !== hostLabelOf(deps);
+}
 
 function knownBundleTask(state: EngineState, taskId: string): boolean {
   return Object.values(state.works).some((w) => w.acceptance?.taskId === taskId || w.finalize?.acceptanceTaskId === taskId || w.waiting?.reminderTaskId === taskId);
@@ -266,11 +282,14 @@ async function rebuildReview(deps: EngineDeps, task: Task): Promise<string | und
   const comments = await deps.gateway.listComments(task.projectId, task.id);
   const anchorTexts = new Set(ALL_LOCALES.map((l) => l.t('dida.acceptance.anchor')));
   const anchor = comments.find((c) => anchorTexts.has(c.title));
+  // A review filed without an anchor (the owner was known then) and no owner known now: the anchor's answer names them;
+  // every comment on the todo counts (none is before the review), so feedback written meanwhile is not missed.
+  const learned = !anchor && !(await deps.state.read()).owners[task.projectId] ? (await deps.gateway.addComment(task.projectId, task.id, deps.locale.t('dida.acceptance.anchor'))).userId : undefined;
   const now = deps.now();
   const what = `review todo "${title}"`;
   await deps.state.update((state) => {
     if (state.ownTasks[task.id]) return;
-    const owner = anchor?.userId ?? state.owners[task.projectId];
+    const owner = anchor?.userId ?? learned ?? state.owners[task.projectId];
     state.ownTasks[task.id] = 'acceptance';
     state.works[task.id] = {
       taskId: task.id,
@@ -292,7 +311,7 @@ async function rebuildReview(deps: EngineDeps, task: Task): Promise<string | und
       rev: 1,
       rebuilt: true,
     };
-    if (anchor?.userId) state.owners[task.projectId] ??= anchor.userId;
+    if (anchor?.userId ?? learned) state.owners[task.projectId] ??= (anchor?.userId ?? learned) as string;
     state.rebuilt.push({ at: now, what });
     if (state.rebuilt.length > 50) state.rebuilt.splice(0, state.rebuilt.length - 50);
   });

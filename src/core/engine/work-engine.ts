@@ -1,5 +1,5 @@
 // The engine facade the tools and adapters use: one list's queue, the session's current Work, steps, settle.
-import { claimText, claimWork, heldElsewhere, holderOf, requireClaim, type ClaimOptions } from '../queue/claims';
+import { claimText, claimWork, DEFAULT_CLAIM_LEASE_MS, heldElsewhere, holderOf, hostLabelOf, peersActive, requireClaim, type ClaimOptions } from '../queue/claims';
 import { createOwnTask } from '../work/own-creates';
 import { abortableLocks } from '../../common/abortable-lock';
 import { abortableGateway, baseGateway } from '../../dida/abortable-gateway';
@@ -9,7 +9,7 @@ import type { EngineDeps } from '../work/engine-context';
 import { WorkError } from '../work/engine-context';
 import { finalizeBlocker, finalizeWork, type FinalizeOutcome } from '../review/finalize';
 import { agentWorkFromTask } from '../work/work-reconcile';
-import { isExecutable, rankQueue, type QueueCandidate, type RankedQueue } from '../queue/queue-policy';
+import { isExecutable, orderForMachine, rankQueue, type QueueCandidate, type RankedQueue } from '../queue/queue-policy';
 import type { Route } from '../queue/route-tags';
 import { priorityFromLevel, type SettablePriorityLevel } from '../time/schedule';
 import { changeSteps, type StepChange, type StepChangeOptions, type StepChangeResult } from '../steps/step-ops';
@@ -157,7 +157,9 @@ export class WorkEngine {
    */
   async claimNext(sessionId: string, projectId: string, known?: QueueView, route?: Route, options: { makeCurrent?: boolean } = {}): Promise<WorkRecord | undefined> {
     const queue = known ?? (await this.queue(projectId, sessionId, route));
-    for (const entry of queue.ranked) {
+    const state = await this.deps.state.read();
+    const peers = peersActive(state, projectId, this.deps.now(), this.deps.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS);
+    for (const entry of peers ? orderForMachine(queue.ranked, hostLabelOf(this.deps)) : queue.ranked) {
       const outcome = await claimWork(this.deps, entry.candidate.taskId, sessionId);
       if (outcome.status === 'won') {
         if (options.makeCurrent !== false) await this.touch(sessionId, entry.candidate.taskId, true);

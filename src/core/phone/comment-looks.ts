@@ -22,6 +22,12 @@ export const MINUTE = 60_000;
 export const REVIEW_LOOKS_PER_SYNC = 1;
 
 /**
+ * And reviews due by time alone are looked at no sooner than this after the last look at any review of the list: with
+ * n reviews open, each is read about every n minutes (but never less often than its own gap says once it is alone).
+ */
+export const REVIEW_LOOK_SPACING_MS = MINUTE;
+
+/**
  * The least time between two looks, by how long the review or the wait has lasted: a question the agent just asked is
  * looked at on every sync (the person is likely answering now), a fresh review every 2 minutes, and both slow down
  * once the person has let them be for a while.

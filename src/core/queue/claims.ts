@@ -172,8 +172,10 @@ export async function claimWork(deps: EngineDeps, key: string, sessionId: string
     // keeps it without a post), a post of this session may have been made already (its answer was lost, or the
     // process died before recording it), or a session this one takes over may hold it.
     const recorded = !!work.claim && deps.now() - work.claim.at <= leaseMs;
-    if (recorded || work.claimPosting !== undefined || (options.inheritFrom?.length ?? 0) > 0) {
-      const comments = await releaseGone(deps, work, await deps.gateway.listComments(work.projectId, work.taskId), owner, leaseMs, mine);
+    // Other machines claiming on this list lately: a post first would often be one to take back (two of them, three).
+    const peers = peersActive(await deps.state.read(), work.projectId, deps.now(), leaseMs);
+    if (recorded || peers || work.claimPosting !== undefined || (options.inheritFrom?.length ?? 0) > 0) {
+      const comments = await releaseGone(deps, work, await notePeers(deps, work.projectId, await deps.gateway.listComments(work.projectId, work.taskId), owner, leaseMs), owner, leaseMs, mine);
       if (!owner) {
         // A claim this session posted before the process died (before it could record the owner): its author is the owner.
         const mine = comments.find((c) => c.title === text && c.userId);
@@ -195,11 +197,40 @@ export async function claimWork(deps: EngineDeps, key: string, sessionId: string
     // not leave a claim in Dida that no record on this machine names (the poller hands such a Work to its claimant).
     await remember(deps, work, { status: 'won', posted: true }, me);
     holder = undefined;
-    const after = await releaseGone(deps, work, await deps.gateway.listComments(work.projectId, work.taskId), owner, leaseMs, mine);
+    const after = await releaseGone(deps, work, await notePeers(deps, work.projectId, await deps.gateway.listComments(work.projectId, work.taskId), owner, leaseMs), owner, leaseMs, mine);
     const second = decide(after, owner) ?? { status: 'won' as const, posted: true };
     if (second.status === 'lost') await withdraw(deps, work, posted.id);
     return remember(deps, work, second.status === 'won' ? { status: 'won', posted: true } : second, me, holder);
   });
+}
+
+/** Whether another machine's live claim was seen on the list within `leaseMs` (see notePeers). */
+export function peersActive(state: EngineState, projectId: string, now: number, leaseMs: number): boolean {
+  const seen = state.peers[projectId];
+  return seen !== undefined && now - seen <= leaseMs;
+}
+
+/**
+ * Remembers when another machine's claim on the list (by the owner's account, within its lease) was last seen in
+ * `comments` (one state update, only when it is newer than what is known). Returns the comments.
+ */
+async function notePeers(deps: EngineDeps, projectId: string, comments: Comment[], owner: string | undefined, leaseMs: number): Promise<Comment[]> {
+  const host = hostLabelOf(deps);
+  let latest = -Infinity;
+  for (const comment of comments) {
+    if (owner && comment.userId !== owner) continue;
+    const claim = parseClaim(comment.title);
+    if (!claim || claim.host === host) continue;
+    latest = Math.max(latest, timeOf(comment));
+  }
+  if (latest === -Infinity || deps.now() - latest > leaseMs) return comments;
+  const known = (await deps.state.read()).peers[projectId] ?? -Infinity;
+  if (latest > known) {
+    await deps.state.update((s) => {
+      s.peers[projectId] = Math.max(s.peers[projectId] ?? -Infinity, latest);
+    });
+  }
+  return comments;
 }
 
 /** At most this many claims of gone sessions are released in one claim (each costs a comment). */

@@ -1,4 +1,5 @@
 // Queue policy: which Works may run and in what order, the queue grant, and the queue payload shown to the model.
+import { createHash } from 'node:crypto';
 import type { Task } from '../../dida/types';
 import { routeVerdict, type Route } from './route-tags';
 import { levelFromPriority, timeGate, type PriorityLevel, type TimeGate } from '../time/schedule';
@@ -173,3 +174,16 @@ export function renderQueuePayload(ranked: readonly RankedWork[], opts: QueuePay
 
 /** Works listed in one queue payload at most. */
 export const DEFAULT_QUEUE_ENTRIES = 20;
+
+/**
+ * The ranked Works in the order one machine among several tries them: by priority as ranked, and within a priority in
+ * an order of its own (a hash of its name and the task), so machines that read the same list at the same moment seldom
+ * claim the same Work (each lost claim costs requests). Dida order holds where one machine works the list alone.
+ */
+export function orderForMachine<T extends { candidate: { taskId: string; priority: number } }>(ranked: readonly T[], host: string): T[] {
+  const spread = (taskId: string) => createHash('sha256').update(`${host}\n${taskId}`).digest().readUInt32BE(0);
+  return ranked
+    .map((entry, index) => ({ entry, index, key: spread(entry.candidate.taskId) }))
+    .sort((a, b) => b.entry.candidate.priority - a.entry.candidate.priority || a.key - b.key || a.index - b.index)
+    .map((x) => x.entry);
+}

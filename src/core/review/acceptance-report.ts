@@ -1,6 +1,6 @@
 // The human-readable completion report of a Work (acceptance todo body) and the Dida texts around it.
 import { displayPath } from '../../store/paths';
-import type { Locale } from '../text/locale';
+import { getLocale, type Locale } from '../text/locale';
 import { branchName, branchUrl, commitLines, EVIDENCE_LEVELS, type EvidenceDetail, type StepEvidence } from '../evidence/repo-evidence';
 import { MAX_REPORT_LENGTH, MAX_TITLE_LENGTH, sanitizeForDida } from '../text/text-guard';
 import { visibleSteps, type StepRecord, type WorkRecord } from '../work/work-state';
@@ -91,4 +91,21 @@ export function reportOrigin(work: Pick<WorkRecord, 'claim' | 'dir'>): ReportOri
 /** Titles that mark tasks this bundle files (acceptance todos, reminders) in any locale; such tasks are never Works. */
 export function isBundleTaskTitle(locales: readonly Locale[], title: string): boolean {
   return locales.some((l) => title.startsWith(`${l.t('dida.acceptancePrefix')} `) || title.startsWith(`${l.t('dida.reminderPrefix')} `));
+}
+
+const ORIGIN_PATTERNS = ['zh', 'en'].flatMap((id) =>
+  (['dida.acceptance.session', 'dida.acceptance.sessionDir'] as const).map((key) => {
+    const template = getLocale(id as 'zh' | 'en').t(key);
+    const escaped = template.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    return new RegExp(`^${escaped.replace('\\{host\\}', '(?<host>.+?)').replace('\\{session\\}', '[0-9A-Za-z]{1,16}').replace('\\{dir\\}', '.*')}$`, 'mu');
+  }),
+);
+
+/** The host label a review todo's report names as the one that did the work (undefined when it names none). */
+export function reportedHost(content: string | null | undefined): string | undefined {
+  for (const pattern of ORIGIN_PATTERNS) {
+    const host = pattern.exec(content ?? '')?.groups?.host;
+    if (host) return host;
+  }
+  return undefined;
 }

@@ -336,6 +336,11 @@ export const ENGINE_STATE_SECTIONS = {
     ),
     [],
   ),
+  /**
+   * When this machine last saw a live claim of another machine on each list (ms, by list id): while others work the
+   * same list, a claim looks at the comments before it posts, and takes Works of one priority in an order of its own.
+   */
+  peers: z._default(z.record(z.string(), z.number()), {}),
   /** What was rebuilt from Dida after the state file was lost, for `dida-todo status`. */
   rebuilt: z._default(z.array(z.object({ at: z.number(), what: z.string() })), []),
 };
@@ -354,7 +359,7 @@ export type EngineState = z.infer<typeof EngineStateSchema>;
 export const ENGINE_STATE_VERSION = 2;
 
 export function emptyEngineState(): EngineState {
-  return { works: {}, ownTasks: {}, owners: {}, sessions: {}, pendingCreates: {}, outbox: [], usage: {}, rebuilt: [], strayTasks: [] };
+  return { works: {}, ownTasks: {}, owners: {}, sessions: {}, pendingCreates: {}, outbox: [], usage: {}, rebuilt: [], strayTasks: [], peers: {} };
 }
 
 /** Key of a Work in state: the task id, plus `#occurrence` for recurring tasks. */
