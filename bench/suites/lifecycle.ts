@@ -1,5 +1,6 @@
 // Suite `lifecycle`: one whole Work over the real HTTP gateway and the simulator — claim, plan, every step
-// in_progress → completed (one changeSteps call per transition), settle, acceptance — with Dida requests per route.
+// in_progress → completed (one changeSteps call per transition, left to the background writer as the todo tool does),
+// settle, acceptance — with Dida requests per route; and the requests per step at a model's pace (the progress window).
 import type { Simulator } from '../../src/sim/simulator';
 import { startEngineHarness, type EngineHarness } from '../../tests/helpers/engine-harness';
 import { classifyRequests, REQUEST_PHASES, seen, type RequestPhase, type SeenRequest } from '../../tests/helpers/request-phases';
@@ -71,7 +72,11 @@ async function phase(sim: Simulator, state: { reads: number; updates: number }, 
   return { requests, total: sum(requests), wallMs, stateReads: state.reads, stateUpdates: state.updates };
 }
 
-async function oneWork(h: EngineHarness, items: number, latencyMs: number): Promise<RunFigures> {
+/**
+ * One Work. `paceMs`: how long the model takes per step (0: at once); after each call the clock moves on by half of it
+ * and the due progress is flushed, as the host's timer does (the background writer's window is the progress window).
+ */
+async function oneWork(h: EngineHarness, items: number, latencyMs: number, paceMs = 0): Promise<RunFigures> {
   const { sim, engine } = h;
   const state = countStatePort(h);
   sim.setLatency(0);
@@ -91,12 +96,19 @@ async function oneWork(h: EngineHarness, items: number, latencyMs: number): Prom
     const work = await engine.claimNext(SESSION, list.id);
     if (work?.taskId !== human.id) throw new Error(`claimNext took ${work?.taskId ?? 'nothing'}, not the seeded task`);
   });
-  const plan = await phase(sim, state, () => engine.changeSteps(SESSION, [{ op: 'add', title: 'Verify the links' }]));
+  // As the todo tool calls it: the changes are on disk at once, the background writer sends them.
+  const tool = async (changes: Parameters<typeof engine.changeSteps>[1]) => {
+    await engine.changeSteps(SESSION, changes, undefined, { background: true });
+    if (paceMs === 0) return;
+    h.clock.now += paceMs / 2;
+    await engine.flushComments({ onlyDue: true });
+  };
+  const plan = await phase(sim, state, () => tool([{ op: 'add', title: 'Verify the links' }]));
   const titles = [...Array.from({ length: items }, (_, i) => `Check ${i + 1}`), 'Verify the links'];
   const steps = await phase(sim, state, async () => {
     for (const title of titles) {
-      await engine.changeSteps(SESSION, [{ op: 'update', step: title, status: 'in_progress' }]);
-      await engine.changeSteps(SESSION, [{ op: 'update', step: title, status: 'completed', resolution: `Checked ${title}; verified by reading it.` }]);
+      await tool([{ op: 'update', step: title, status: 'in_progress' }]);
+      await tool([{ op: 'update', step: title, status: 'completed', resolution: `Checked ${title}; verified by reading it.` }]);
     }
   });
   const settle = await phase(sim, state, async () => {
@@ -132,10 +144,10 @@ async function oneWork(h: EngineHarness, items: number, latencyMs: number): Prom
 }
 
 /** Fresh harness (own simulator, own state) per Work, so no run sees another's tasks or state. */
-async function measuredWork(items: number, latencyMs: number): Promise<RunFigures> {
+async function measuredWork(items: number, latencyMs: number, paceMs = 0): Promise<RunFigures> {
   const h = await startEngineHarness({ timeoutMs: 10_000 });
   try {
-    return await oneWork(h, items, latencyMs);
+    return await oneWork(h, items, latencyMs, paceMs);
   } finally {
     await h.close();
   }
@@ -159,6 +171,20 @@ runSuite('lifecycle', 'Whole Work lifecycle', async ({ quick }) => {
         runs.push(await measuredWork(items, latencyMs));
       }
     }
+  }
+
+  // Requests per step at a model's pace: the slope between N=10 and N=30 (the constant part cancels out).
+  const paces = quick ? [0, 60_000] : [0, 10_000, 30_000, 60_000, 120_000];
+  const paceRows: string[][] = [];
+  const paceData: Array<{ paceMs: number; perStep: number; perWork: number; steps: number }> = [];
+  for (const paceMs of paces) {
+    log(`pace ${paceMs / 1000} s a step`);
+    const small = await measuredWork(10, 0, paceMs);
+    const large = await measuredWork(30, 0, paceMs);
+    const perStep = (large.total - small.total) / (large.steps - small.steps);
+    const perWork = small.total - perStep * small.steps;
+    paceData.push({ paceMs, perStep, perWork, steps: large.phases.steps.total });
+    paceRows.push([paceMs === 0 ? 'at once' : `${paceMs / 1000} s`, String(small.total), String(large.total), perStep.toFixed(2), perWork.toFixed(1)]);
   }
 
   // Requests do not depend on latency or repetition: check that, then use the first run of each size.
@@ -255,6 +281,12 @@ runSuite('lifecycle', 'Whole Work lifecycle', async ({ quick }) => {
       ],
     },
     {
+      title: 'Requests per step at the model’s pace (progress window 60 s: the background writer sends a window’s ticks and notes together)',
+      columns: ['time a step takes', 'whole Work N=10', 'whole Work N=30', 'requests per step', 'per Work'],
+      rows: paceRows,
+      notes: ['A step is two tool calls (in_progress, completed); after each the clock moves on by half the pace and the due progress is flushed, as the host’s timer does.'],
+    },
+    {
       title: 'Wall time of one Work, milliseconds (median of the runs)',
       columns: ['latency', 'size', 'runs', 'requests', 'claim', 'plan', 'all steps', 'per transition', 'settle', 'acceptance', 'whole Work'],
       rows: timeRows,
@@ -271,5 +303,5 @@ runSuite('lifecycle', 'Whole Work lifecycle', async ({ quick }) => {
     },
   ];
   log(`fit: ${int(perWork)} + ${perStep} × steps`);
-  return { tables, data: { sizes, latencies, reps, perWork, perStep, fitExact, stepPhasePerStep, statePassesPerTransition: stateSteps, totals, runs } };
+  return { tables, data: { sizes, latencies, reps, perWork, perStep, fitExact, stepPhasePerStep, statePassesPerTransition: stateSteps, totals, runs, paces: paceData } };
 });

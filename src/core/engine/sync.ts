@@ -6,7 +6,7 @@ import type { Task } from '../../dida/types';
 import { lateFeedback, processAcceptance } from '../review/acceptance';
 import { isBundleTaskTitle, reportedHost } from '../review/acceptance-report';
 import { hostLabelOf } from '../queue/claim-holders';
-import { heldElsewhere } from '../queue/claims';
+import { DEFAULT_CLAIM_LEASE_MS, heldElsewhere, peersActive } from '../queue/claims';
 import type { EngineDeps } from '../work/engine-context';
 import { WorkError } from '../work/engine-context';
 import { claimLapsed, reportExpiredClaim } from '../queue/claim-release';
@@ -15,6 +15,7 @@ import { removeStrayReviews } from '../review/stray-reviews';
 import { getLocale } from '../text/locale';
 import { occurrenceKey } from '../time/schedule';
 import { sendOwed } from './sync-owed';
+import { rebuildReview } from './sync-rebuild';
 import { madeBy, PENDING_CREATE_TTL_MS } from '../work/own-creates';
 import { completeOwnTask, keyOf, loadWork, saveWork, stepIdFactory, withWork } from '../work/work-io';
 import { adoptTask, agentWorkFromTask, reconcileWork, taskVersion } from '../work/work-reconcile';
@@ -167,12 +168,15 @@ export async function syncList(deps: EngineDeps, projectId: string, options: Syn
     }
   }
 
+  const touched = new Set(Object.values(after.sessions).flatMap((session) => session.touched));
   // Works that left the open list: completed or deleted in Dida (one read each, once).
   for (const work of Object.values(after.works)) {
     if (work.projectId !== projectId || openIds.has(work.taskId)) continue;
     if (work.phase !== 'open') continue;
-    // Another machine holds it (its live claim): it finished it there; no read of a task this machine never worked on.
-    if (heldElsewhere(deps, work, undefined, after)) {
+    // Another machine holds it (its live claim), or, while other machines claim on the list, no session here ever
+    // touched or claimed it: it was finished there; no read of a task this machine never worked on.
+    const untouched = !touched.has(keyOf(work)) && !work.claim && peersActive(after, projectId, deps.now(), deps.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS);
+    if (heldElsewhere(deps, work, undefined, after) || untouched) {
       await markClosed(deps, keyOf(work), 'completed_by_human');
       report.closed.push(keyOf(work));
       continue;
@@ -183,7 +187,6 @@ export async function syncList(deps: EngineDeps, projectId: string, options: Syn
   // that left the list, so the person's words on one go to a Work that is still open).
   report.errors.push(...(await removeStrayReviews(deps, after, projectId, openIds)));
 
-  const touched = new Set(Object.values(after.sessions).flatMap((session) => session.touched));
   const current = report.rebuilt.length || reopened.length ? await deps.state.read() : after;
   const looks = planLooks(deps, current, projectId, tasks, options.looks ?? 'all');
   for (const work of Object.values(current.works)) {
@@ -264,67 +267,6 @@ async function reopenWork(deps: EngineDeps, key: string): Promise<boolean> {
 
 function reconcileWorkWith(deps: EngineDeps, work: WorkRecord, task: Task, state: EngineState): void {
   reconcileWork(work, task, { now: deps.now(), newStepId: stepIdFactory(deps, state), occurrence: work.occurrence });
-}
-
-/**
- * An open review todo of this bundle that no record knows (the state file was lost): a record in phase `accepting` is
- * rebuilt from Dida — the title from the todo's title, the owner from the anchor comment — so the person's accept or
- * rework still works. Returns what was rebuilt, for `dida-todo status`.
- */
-async function rebuildReview(deps: EngineDeps, task: Task): Promise<string | undefined> {
-  const title = reviewedTitle(task.title);
-  if (title === undefined) {
-    await deps.state.update((state) => {
-      state.ownTasks[task.id] ??= 'reminder';
-    });
-    return undefined;
-  }
-  const comments = await deps.gateway.listComments(task.projectId, task.id);
-  const anchorTexts = new Set(ALL_LOCALES.map((l) => l.t('dida.acceptance.anchor')));
-  const anchor = comments.find((c) => anchorTexts.has(c.title));
-  // A review filed without an anchor (the owner was known then) and no owner known now: the anchor's answer names them;
-  // every comment on the todo counts (none is before the review), so feedback written meanwhile is not missed.
-  const learned = !anchor && !(await deps.state.read()).owners[task.projectId] ? (await deps.gateway.addComment(task.projectId, task.id, deps.locale.t('dida.acceptance.anchor'))).userId : undefined;
-  const now = deps.now();
-  const what = `review todo "${title}"`;
-  await deps.state.update((state) => {
-    if (state.ownTasks[task.id]) return;
-    const owner = anchor?.userId ?? learned ?? state.owners[task.projectId];
-    state.ownTasks[task.id] = 'acceptance';
-    state.works[task.id] = {
-      taskId: task.id,
-      projectId: task.projectId,
-      occurrence: '',
-      title,
-      origin: 'human',
-      mode: 'direct',
-      priority: task.priority,
-      phase: 'accepting',
-      steps: [],
-      nextStepNumber: 1,
-      keepOpen: false,
-      humanFingerprint: '',
-      body: '',
-      acceptance: { taskId: task.id, ...(owner ? { ownerUserId: owner } : {}), ...(anchor ? { anchorCommentId: anchor.id } : {}), handledCommentIds: [], closed: false },
-      createdAt: now,
-      updatedAt: now,
-      rev: 1,
-      rebuilt: true,
-    };
-    if (anchor?.userId ?? learned) state.owners[task.projectId] ??= (anchor?.userId ?? learned) as string;
-    state.rebuilt.push({ at: now, what });
-    if (state.rebuilt.length > 50) state.rebuilt.splice(0, state.rebuilt.length - 50);
-  });
-  return what;
-}
-
-/** The Work title inside a review todo's title (any locale), or undefined for other bundle tasks. */
-function reviewedTitle(title: string): string | undefined {
-  for (const locale of ALL_LOCALES) {
-    const [before, after] = locale.t('dida.acceptance.title').split('{title}') as [string, string];
-    if (title.startsWith(before) && title.endsWith(after ?? '')) return title.slice(before.length, title.length - (after ?? '').length);
-  }
-  return undefined;
 }
 
 /** Closed Works and idle session records older than this are dropped from the state file. */
