@@ -12,7 +12,7 @@ import type { RowConfig } from './row-config';
 /** The engine operations the adapter uses (tests hand in fakes with the same shape). */
 export type EnginePort = Pick<
   WorkEngine,
-  'sync' | 'queue' | 'claimNext' | 'settle' | 'currentWork' | 'waitForHuman' | 'switchTo' | 'withSignal' | 'releaseSession' | 'waitForModelFailure' | 'noteWaitUntil' | 'waitAfterAttempts' | 'noteHostGap'
+  'sync' | 'queue' | 'claimNext' | 'settle' | 'currentWork' | 'waitForHuman' | 'switchTo' | 'withSignal' | 'releaseSession' | 'waitForModelFailure' | 'noteWaitUntil' | 'waitAfterAttempts' | 'noteHostGap' | 'takeNews'
 >;
 
 export interface AdapterDeps {

@@ -233,6 +233,7 @@ export function fakeEngine(overrides: Partial<Record<keyof EnginePort, AnyFn>> =
     noteWaitUntil: vi.fn<AnyFn>(async () => false),
     waitAfterAttempts: vi.fn<AnyFn>(async () => undefined),
     noteHostGap: vi.fn<AnyFn>(async () => false),
+    takeNews: vi.fn<AnyFn>(async () => []),
   };
   for (const [name, fn] of Object.entries(overrides) as Array<[keyof EnginePort, AnyFn]>) {
     engine[name] = vi.isMockFunction(fn) ? (fn as Mock<AnyFn>) : vi.fn<AnyFn>(fn);

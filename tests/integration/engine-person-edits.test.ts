@@ -346,8 +346,15 @@ describe('8. the person’s other signals', () => {
       return { works: {}, ownTasks: {}, owners: {}, sessions: {}, pendingCreates: {}, outbox: [], usage: {}, rebuilt: [], strayTasks: [], peers: {} };
     });
     h.sim.addComment(list.id, review.id, '日志要带时间戳');
+    const rebuilt = await h.engine.sync(list.id);
+    expect(rebuilt.rebuilt).toEqual(['review todo "加日志"']);
+    // The review was filed without an anchor (the owner was known then): it is rework once the owner is known again,
+    // from the answer to the bundle's next comment (here a claim), and feedback written before that still counts.
+    expect(rebuilt.reworks).toEqual([]);
+    const other = h.sim.seedTask({ projectId: list.id, title: '另一件', priority: 3, items: [{ title: '做' }] });
+    await h.engine.sync(list.id);
+    await h.engine.switchTo('session-other', list.id, other.id);
     const report = await h.engine.sync(list.id);
-    expect(report.rebuilt).toEqual(['review todo "加日志"']);
     expect(report.reworks).toHaveLength(1);
     expect(h.sim.getTask(report.reworks[0]!)?.title).toBe('返工：加日志');
     expect((await h.state()).rebuilt.map((r) => r.what)).toEqual(['review todo "加日志"']);

@@ -149,10 +149,15 @@ describe('hostile text in every Dida field', () => {
     await h.engine.sync(list.id);
     await call('switch done', 'todo_work', { action: 'switch', work: done.id });
     h.sim.editTask(done.id, { status: 2 });
-    await call('completed remotely', 'todo', { action: 'update', updates: [{ step: hostile('done-item'), status: 'completed', resolution: '好了' }] });
+    // The step change returns at once; its background write finds the task completed, and the next call says so.
+    await call('completed before the write', 'todo', { action: 'update', updates: [{ step: hostile('done-item'), status: 'completed', resolution: '好了' }] });
+    await h.engine.flushComments();
+    await call('completed remotely', 'todo', { action: 'list' });
     await call('switch gone', 'todo_work', { action: 'switch', work: gone.id });
     h.sim.removeTask(gone.id);
-    await call('deleted remotely', 'todo', { action: 'update', updates: [{ step: hostile('gone-item'), status: 'completed', resolution: '好了' }] });
+    await call('deleted before the write', 'todo', { action: 'update', updates: [{ step: hostile('gone-item'), status: 'completed', resolution: '好了' }] });
+    await h.engine.flushComments();
+    await call('deleted remotely', 'todo', { action: 'list' });
 
     // The queue with everything taken or waiting; then a rejected token.
     granted = true;

@@ -1,5 +1,6 @@
-// A 429 from Dida in each path, with the machine's request budget in front of the gateway: a tool call gets a result
-// telling the model when to call again (what it recorded is written later), settle and progress comments wait it out
+// A 429 from Dida in each path, with the machine's request budget in front of the gateway: a tool call that still waits
+// for Dida (a new Work's create) gets a result telling the model when to call again, a step change's background write
+// keeps it and tells the model at its next call (written later), settle and progress comments wait it out
 // or keep their work for the next try, and the poller skips a poll rather than send into the pause. Nothing is lost.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ConfigPort } from '../../src/core/queue/bindings';
@@ -46,33 +47,35 @@ afterEach(async () => {
 });
 
 describe('a 429 in each path', () => {
-  it('tool call: a write refused with a long Retry-After is a result naming the wait; the step is written once Dida allows', async () => {
+  it('tool call: a step change returns before any request; its background write met by a long Retry-After is kept, told to the model, and written once Dida allows', async () => {
     const created = await call('todo', { action: 'create', work_title: '修复', steps: [{ title: '第一步', status: 'in_progress' }] });
     expect(created.code).toBe('ok');
     await claimsPosted();
     h.sim.injectFault({ route: 'POST /task/{tid}', kind: 'status', status: 429, retryAfter: 40 });
-    const refused = await call('todo', { action: 'update', updates: [{ step: '第一步', status: 'completed', resolution: '改好了，测过。' }] });
-    expect(refused).toMatchObject({ code: 'dida_unavailable' });
-    expect(refused.message).toMatch(/again in (39|40) seconds/);
-    // The next tool call within the pause is refused at once, without reaching Dida.
-    const reads = h.sim.totalRequests();
-    const again = await call('todo', { action: 'update', updates: [{ step: '第一步', status: 'completed', resolution: '改好了，测过。' }] });
-    expect(again.code).toBe('dida_unavailable');
-    expect(h.sim.totalRequests()).toBe(reads);
-    // Nothing was lost: the step is completed locally, and written when the pause is over.
+    const before = h.sim.totalRequests();
+    const updated = await call('todo', { action: 'update', updates: [{ step: '第一步', status: 'completed', resolution: '改好了，测过。' }] });
+    expect(updated.code).toBe('ok');
+    expect(h.sim.totalRequests()).toBe(before);
+    // The background write meets the 429: nothing is lost, and the model hears it at its next call.
+    await h.engine.flushComments();
     const key = (await h.state()).sessions[SESSION]!.currentWork!;
     expect((await h.state()).works[key]!.steps[0]!.status).toBe('completed');
+    expect(h.sim.getTask(key)?.items?.[0]?.status).toBe(0);
+    const told = await call('todo', { action: 'list' });
+    expect(told.code).toBe('ok');
+    expect(told.detail).toMatch(/Dida has not taken Work \S+'s latest step changes yet \(rate_limited \(HTTP 429\)\): they are kept/);
+    // Written once the pause is over and the retry is due.
     await shortenPause();
+    h.clock.now += 61_000;
     await h.engine.sync(list.id);
     expect(h.sim.getTask(key)?.items?.[0]?.status).toBe(1);
   });
 
   it('tool call: a six-hour Retry-After pauses the machine for the ceiling at most, and the model is told that, not six hours', async () => {
-    await call('todo', { action: 'create', work_title: '长等', steps: [{ title: '第一步' }] });
-    await claimsPosted();
-    h.sim.injectFault({ route: 'POST /task/{tid}', kind: 'status', status: 429, retryAfter: 21_600 });
+    // A new Work's create is the one request a todo call still waits for.
+    h.sim.injectFault({ route: 'POST /task', kind: 'status', status: 429, retryAfter: 21_600 });
     const before = Date.now();
-    const refused = await call('todo', { action: 'update', updates: [{ step: '第一步', status: 'completed', resolution: '改好了。' }] });
+    const refused = await call('todo', { action: 'create', work_title: '长等', steps: [{ title: '第一步' }] });
     expect(refused.code).toBe('dida_unavailable');
     expect(refused.message).toMatch(/again in (299|300) seconds/);
     const { readBudgets } = await import('../../src/store/budget-store');
@@ -81,22 +84,22 @@ describe('a 429 in each path', () => {
     expect(budget!.record.pausedUntil).toBeLessThanOrEqual(Date.now() + BACKOFF_MAX_MS);
   });
 
-  it('tool call: a step added while Dida pauses, called again as told, is added once and written by the second call', async () => {
+  it('tool call: a step added while Dida pauses is added at once, and written once after the pause; called again anyway, it is not added twice', async () => {
     await call('todo', { action: 'create', work_title: '两次', steps: [{ title: '准备' }] });
     await claimsPosted();
     h.sim.injectFault({ route: 'POST /task/{tid}', kind: 'status', status: 429, retryAfter: 40 });
     const add = { action: 'create', steps: [{ title: '再来一步', status: 'in_progress' }] };
-    const refused = await call('todo', add);
-    expect(refused.code).toBe('dida_unavailable');
+    expect((await call('todo', add)).code).toBe('ok');
+    await h.engine.flushComments();
     const key = (await h.state()).sessions[SESSION]!.currentWork!;
     // Recorded, not yet in Dida.
     expect((await h.state()).works[key]!.steps.map((step) => step.title)).toEqual(['准备', '再来一步']);
     expect(h.sim.getTask(key)?.items?.map((item) => item.title)).toEqual(['准备']);
+    expect((await call('todo', add)).code).toBe('ok');
     await shortenPause();
     const writes = h.sim.counters()['POST /task/{tid}'] ?? 0;
-    // The model calls again with the same arguments, as the result told it to: not a duplicate, and it writes the step.
-    const again = await call('todo', add);
-    expect(again.code).toBe('ok');
+    h.clock.now += 61_000;
+    await h.engine.flushComments({ onlyDue: true });
     expect(h.sim.counters()['POST /task/{tid}']).toBe(writes + 1);
     expect(h.sim.getTask(key)?.items?.map((item) => item.title)).toEqual(['准备', '再来一步']);
     expect((await h.state()).works[key]!.steps.filter((step) => step.title === '再来一步')).toHaveLength(1);

@@ -155,6 +155,7 @@ describe('review with evidence', () => {
     const done = await call('todo', { action: 'update', updates: [{ step: '一步', status: 'completed', resolution: '好了' }] });
     expect(done.code).toBe('ok');
     expect(lines.join('\n')).toContain('git exploded');
+    await engine.flushComments();
     const task = h.sim.listTasks().find((t) => t.title === '试试');
     expect(task?.items?.[0]?.status).toBe(1);
   });

@@ -267,6 +267,18 @@ describe('todo on the current Work', () => {
     expect(h.sim.getTask(key)?.items?.map((i) => i.title)).toEqual(['one']);
   });
 
+  it('a task completed in Dida before the background write: the next call has no current Work and says why', async () => {
+    expect((await todo({ action: 'update', updates: [{ step: 's1', status: 'completed', resolution: '做完了' }] })).code).toBe('ok');
+    h.sim.editTask(key, { status: 2 });
+    await written();
+    const next = await todo({ action: 'update', updates: [{ step: 's2', status: 'in_progress' }] });
+    expect(next.code).toBe('work_completed_remotely');
+    expect(next.message).toContain('Its Work was completed in Dida meanwhile.');
+    expect(next.detail).toContain(`The Dida task of Work ${key} was completed in Dida before your last step changes reached it`);
+    // Told once: the call after it is a plain no_current_work.
+    expect((await todo({ action: 'list' })).code).toBe('no_current_work');
+  });
+
   it('tells the model what the person changed in Dida meanwhile', async () => {
     const task = h.sim.getTask(key)!;
     h.sim.editTask(key, {

@@ -98,6 +98,9 @@ describe('tools', () => {
     expect(noResolution.code).toBe('missing_resolution');
     const done = await call('todo', { action: 'update', updates: [{ step: '复现问题', status: 'completed', resolution: '本地可稳定复现' }] });
     expect(done.code).toBe('ok');
+    // On disk at once; in Dida when the background writer sends it (with its comment, within the window or at idle).
+    expect(h.sim.getTask(task!.id)?.items?.[0]?.status).toBe(0);
+    await h.engine.flushComments();
     expect(h.sim.getTask(task!.id)?.items?.[0]?.status).toBe(1);
 
     const list = await call('todo', { action: 'list' });

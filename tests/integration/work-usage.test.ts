@@ -186,8 +186,7 @@ describe('usage per Work', () => {
     expect(reviewTask.content).toContain('Usage: 700 tokens, 3 model requests, 3 min, 1 automatic continuations.');
 
     // Rework: the owner's comment on the review todo becomes a rework Work, whose own round adds to the total.
-    const anchor = sim.listComments(reviewTask.id)[0]!;
-    sim.addComment(listId, reviewTask.id, 'also rotate the backup keys', { userId: anchor.userId as number });
+    sim.addComment(listId, reviewTask.id, 'also rotate the backup keys', { userId: Number(sim.userId) });
     const four = await session(third, 'session-dd');
     await turn(third, four, [[1000, 100]], 60_000, async () => {
       expect((await todoWork(third).execute({ action: 'refresh' }, { agent: four })).code).toBe('ok');

@@ -1,6 +1,7 @@
 // The plugin entry (src/dsh/index.ts) wired to a fake host and the Dida simulator: the trigger phrase gives the turn
 // the queue, idle settles, binding mid-session takes (tools, prompt, settle), a stopped turn writes nothing more to
 // Dida, and two sessions of one machine never both take the same Work.
+import { claimsPosted } from '../../src/core/engine/work-engine';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -175,26 +176,27 @@ describe('binding mid-session', () => {
 });
 
 describe('a stopped turn writes nothing more to Dida', () => {
-  it('the turn\'s abort reaches the gateway: after the abort, no request is sent and the step stays unticked', async () => {
+  it('the turn\'s abort reaches the gateway: after the abort, no request is sent, and a step change records nothing', async () => {
     bindConfig(true);
     const { host, agent } = await started();
     try {
       const todo = tool(host, 'todo');
       await todo.execute({ action: 'create', work_title: '修复登录', steps: [{ title: '复现' }] }, { agent });
+      await claimsPosted();
       const task = sim.listTasks(listId).find((t) => t.title === '修复登录')!;
       const turn = new AbortController();
       const seen: string[] = [];
       let abortedAt = -1;
-      // The person presses stop while the tool reads the task (Dida slow, its reads retried).
+      // The person presses stop while a tool reads the list (Dida slow, its reads retried).
       const off = sim.onRequest((info) => {
         seen.push(info.route);
-        if (abortedAt < 0 && info.route === 'GET /project/{pid}/task/{tid}') {
+        if (abortedAt < 0 && info.route === 'GET /project/{pid}/data') {
           abortedAt = seen.length;
           turn.abort({ kind: 'user' });
         }
       });
-      sim.injectFault({ route: 'GET /project/{pid}/task/{tid}', kind: 'status', status: 503, skip: 1, times: 3 });
-      const outcome = await todo.execute({ action: 'update', updates: [{ step: '复现', status: 'completed', resolution: '复现了' }] }, { agent, signal: turn.signal }).then(
+      sim.injectFault({ route: 'GET /project/{pid}/data', kind: 'status', status: 503, skip: 1, times: 3 });
+      const outcome = await tool(host, 'todo_work').execute({ action: 'refresh' }, { agent, signal: turn.signal }).then(
         (value: unknown) => ({ value }),
         (error: unknown) => ({ error }),
       );
@@ -203,12 +205,14 @@ describe('a stopped turn writes nothing more to Dida', () => {
       expect(outcome).toHaveProperty('error');
       // Nothing after the abort: no retry, no write.
       expect(seen.slice(abortedAt)).toEqual([]);
-      expect(sim.getTask(task.id)!.items!.every((i) => i.status === 0)).toBe(true);
-      // A call after the abort does not even start.
+      // A call after the abort does not even start: a step change records nothing (nothing is left to write later).
       const before = sim.totalRequests();
+      await todo.execute({ action: 'update', updates: [{ step: '复现', status: 'completed', resolution: '复现了' }] }, { agent, signal: turn.signal }).catch(() => undefined);
       await todo.execute({ action: 'list' }, { agent, signal: turn.signal }).catch(() => undefined);
       await tool(host, 'todo_work').execute({ action: 'refresh' }, { agent, signal: turn.signal }).catch(() => undefined);
       expect(sim.totalRequests()).toBe(before);
+      expect(((await todo.execute({ action: 'list' }, { agent })) as { data: unknown }).data).toEqual([{ content: '复现', status: 'pending' }]);
+      expect(sim.getTask(task.id)!.items!.every((i) => i.status === 0)).toBe(true);
     } finally {
       await host.dispose();
     }

@@ -57,15 +57,19 @@ const FULL_WORK = {
   pendingAnswer: { text: '用这个', commentIds: ['c4'], at: 4, question: '用哪个？', paused: true },
   tags: ['web'],
   phoneHandled: ['c5'],
+  claimPosting: 5,
+  pendingSince: 6,
+  writeFailure: { refused: false, message: 'server (HTTP 503)', at: 7, failures: 2, retryAt: 8 },
+  news: { imported: ['s2'], completedByHuman: ['s3'], reopenedByHuman: ['s4'], removed: ['s5'], humanEdited: true, failure: { refused: true, message: 'forbidden (HTTP 403)' }, closed: 'deleted' },
 };
 
 describe('the state file, read back', () => {
   it('an empty file is the empty state, every section present', () => {
-    const empty = { works: {}, usage: {}, ownTasks: {}, owners: {}, sessions: {}, pendingCreates: {}, outbox: [], rebuilt: [], strayTasks: [] };
+    const empty = { works: {}, usage: {}, ownTasks: {}, owners: {}, sessions: {}, pendingCreates: {}, outbox: [], rebuilt: [], strayTasks: [], peers: {} };
     expect(ws.EngineStateSchema.parse({})).toEqual(empty);
     expect(ws.emptyEngineState()).toEqual(empty);
     expect([...ws.SETTLED]).toEqual(['completed', 'skipped']);
-    expect(Object.keys(ws.ENGINE_STATE_SECTIONS).sort()).toEqual(['outbox', 'ownTasks', 'owners', 'pendingCreates', 'rebuilt', 'sessions', 'strayTasks']);
+    expect(Object.keys(ws.ENGINE_STATE_SECTIONS).sort()).toEqual(['outbox', 'ownTasks', 'owners', 'peers', 'pendingCreates', 'rebuilt', 'sessions', 'strayTasks']);
   });
 
   it('a state with every field set reads back whole', () => {
@@ -79,6 +83,7 @@ describe('the state file, read back', () => {
       outbox: [{ id: 'o1', projectId: 'p1', taskId: 't1', workKey: 't1', text: '已完成：第一步', createdAt: 1, uncertain: true, attempts: 2, failures: 1, retryAt: 5, kind: 'completed', stepId: 's1', sentAs: '已完成：第一步' }],
       rebuilt: [{ at: 1, what: 'review todo' }],
       strayTasks: [{ projectId: 'p1', taskId: 'r9', since: 1 }],
+      peers: { p1: 9 },
     };
     expect(ws.EngineStateSchema.parse(state)).toEqual(state);
   });

@@ -21,14 +21,11 @@ export async function rebuildReview(deps: EngineDeps, task: Task): Promise<strin
   const comments = await deps.gateway.listComments(task.projectId, task.id);
   const anchorTexts = new Set(ALL_LOCALES.map((l) => l.t('dida.acceptance.anchor')));
   const anchor = comments.find((c) => anchorTexts.has(c.title));
-  // A review filed without an anchor (the owner was known then) and no owner known now: the anchor's answer names them;
-  // every comment on the todo counts (none is before the review), so feedback written meanwhile is not missed.
-  const learned = !anchor && !(await deps.state.read()).owners[task.projectId] ? (await deps.gateway.addComment(task.projectId, task.id, deps.locale.t('dida.acceptance.anchor'))).userId : undefined;
   const now = deps.now();
   const what = `review todo "${title}"`;
   await deps.state.update((state) => {
     if (state.ownTasks[task.id]) return;
-    const owner = anchor?.userId ?? learned ?? state.owners[task.projectId];
+    const owner = anchor?.userId ?? state.owners[task.projectId];
     state.ownTasks[task.id] = 'acceptance';
     state.works[task.id] = {
       taskId: task.id,
@@ -50,7 +47,7 @@ export async function rebuildReview(deps: EngineDeps, task: Task): Promise<strin
       rev: 1,
       rebuilt: true,
     };
-    if (anchor?.userId ?? learned) state.owners[task.projectId] ??= (anchor?.userId ?? learned) as string;
+    if (anchor?.userId) state.owners[task.projectId] ??= anchor.userId;
     state.rebuilt.push({ at: now, what });
     if (state.rebuilt.length > 50) state.rebuilt.splice(0, state.rebuilt.length - 50);
   });

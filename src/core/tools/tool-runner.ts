@@ -49,6 +49,14 @@ export async function withNews(engine: Pick<WorkEngine, 'takeNews'>, sessionId: 
     if (!isWorkError(error)) throw error;
     result = { code: error.code, message: error.message };
   }
-  const news = newsText(await engine.takeNews(sessionId));
-  return news ? { ...result, detail: result.detail ? `${result.detail}\n\n${news}` : news } : result;
+  const taken = await engine.takeNews(sessionId);
+  const news = newsText(taken);
+  if (!news) return result;
+  // The session lost its current Work to the person meanwhile (completed or deleted in Dida): that is the outcome.
+  const closed = result.code === 'no_current_work' ? taken.find((t) => t.news.closed)?.news.closed : undefined;
+  if (closed) {
+    const code = closed === 'deleted' ? 'work_deleted_remotely' : 'work_completed_remotely';
+    return { code, message: `${result.message} ${code === 'work_deleted_remotely' ? 'Its Work was deleted in Dida meanwhile.' : 'Its Work was completed in Dida meanwhile.'}`, detail: result.detail ? `${result.detail}\n\n${news}` : news };
+  }
+  return { ...result, detail: result.detail ? `${result.detail}\n\n${news}` : news };
 }
