@@ -115,36 +115,37 @@ async function expectFinalizedOnce(h: EngineHarness, ctx: Ctx): Promise<void> {
   expect(work?.acceptance?.taskId).toBe(acceptance.id);
 }
 
+/** The step changes of the changeSteps scenarios, and what Dida shows once the rest are done. */
+const FIRST_CHANGES: StepChange[] = [
+  { op: 'update', step: HUMAN_ITEM, status: 'completed', resolution: '整理出 12 条变更' },
+  { op: 'update', step: '写草稿', status: 'in_progress' },
+  { op: 'add', title: '核对链接' },
+];
+const LAST_CHANGES: StepChange[] = [
+  { op: 'update', step: '写草稿', status: 'completed', resolution: '草稿写好了' },
+  { op: 'update', step: '核对链接', status: 'completed', resolution: '链接都能打开' },
+];
+const ALL_TICKED = [
+  [HUMAN_ITEM, 1],
+  ['写草稿', 1],
+  ['核对链接', 1],
+];
+
 const SCENARIOS: Scenario[] = [
   {
     name: 'changeSteps',
     setup: humanWork,
     op: async (h) => {
-      await h.engine.changeSteps(S, [
-        { op: 'update', step: HUMAN_ITEM, status: 'completed', resolution: '整理出 12 条变更' },
-        { op: 'update', step: '写草稿', status: 'in_progress' },
-        { op: 'add', title: '核对链接' },
-      ]);
+      await h.engine.changeSteps(S, FIRST_CHANGES);
       return true;
     },
     retry: async (h) => {
-      await changeAgain(h, [
-        { op: 'update', step: HUMAN_ITEM, status: 'completed', resolution: '整理出 12 条变更' },
-        { op: 'update', step: '写草稿', status: 'in_progress' },
-        { op: 'add', title: '核对链接' },
-      ]);
-      await h.engine.changeSteps(S, [
-        { op: 'update', step: '写草稿', status: 'completed', resolution: '草稿写好了' },
-        { op: 'update', step: '核对链接', status: 'completed', resolution: '链接都能打开' },
-      ]);
+      await changeAgain(h, FIRST_CHANGES);
+      await h.engine.changeSteps(S, LAST_CHANGES);
       expect(await finalized(h)).toBe(true);
     },
     check: async (h, ctx) => {
-      expect(h.sim.getTask(ctx.taskId)?.items?.map((i) => [i.title, i.status])).toEqual([
-        [HUMAN_ITEM, 1],
-        ['写草稿', 1],
-        ['核对链接', 1],
-      ]);
+      expect(h.sim.getTask(ctx.taskId)?.items?.map((i) => [i.title, i.status])).toEqual(ALL_TICKED);
       const work = (await h.state()).works[ctx.taskId];
       expect(work?.steps.filter((s) => s.status !== 'deleted').map((s) => [s.title, s.origin])).toEqual([
         [HUMAN_ITEM, 'human'],
@@ -162,11 +163,7 @@ const SCENARIOS: Scenario[] = [
     op: async (h, ctx) => {
       await h.engine.changeSteps(
         S,
-        [
-          { op: 'update', step: HUMAN_ITEM, status: 'completed', resolution: '整理出 12 条变更' },
-          { op: 'update', step: '写草稿', status: 'in_progress' },
-          { op: 'add', title: '核对链接' },
-        ],
+        FIRST_CHANGES,
         undefined,
         { background: true },
       );
@@ -181,28 +178,17 @@ const SCENARIOS: Scenario[] = [
       return written;
     },
     retry: async (h) => {
-      await changeAgain(h, [
-        { op: 'update', step: HUMAN_ITEM, status: 'completed', resolution: '整理出 12 条变更' },
-        { op: 'update', step: '写草稿', status: 'in_progress' },
-        { op: 'add', title: '核对链接' },
-      ]);
+      await changeAgain(h, FIRST_CHANGES);
       await h.engine.changeSteps(
         S,
-        [
-          { op: 'update', step: '写草稿', status: 'completed', resolution: '草稿写好了' },
-          { op: 'update', step: '核对链接', status: 'completed', resolution: '链接都能打开' },
-        ],
+        LAST_CHANGES,
         undefined,
         { background: true },
       );
       expect(await finalized(h)).toBe(true);
     },
     check: async (h, ctx) => {
-      expect(h.sim.getTask(ctx.taskId)?.items?.map((i) => [i.title, i.status])).toEqual([
-        [HUMAN_ITEM, 1],
-        ['写草稿', 1],
-        ['核对链接', 1],
-      ]);
+      expect(h.sim.getTask(ctx.taskId)?.items?.map((i) => [i.title, i.status])).toEqual(ALL_TICKED);
       await expectFinalizedOnce(h, ctx);
       expect((await h.state()).works[ctx.taskId]?.pendingSince).toBeUndefined();
     },

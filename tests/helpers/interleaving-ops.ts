@@ -20,6 +20,16 @@ async function settledWork(h: EngineHarness): Promise<World> {
   return world;
 }
 
+/** The person's steps settled; the agent's step A is the last one open. */
+async function lastStepOpen(h: EngineHarness): Promise<World> {
+  const world = await humanWork(h);
+  await h.engine.changeSteps(S, [
+    { op: 'update', step: P1, status: 'skipped', resolution: '这次不需要' },
+    { op: 'update', step: P2, status: 'completed', resolution: '做完了' },
+  ]);
+  return world;
+}
+
 async function startedWork(h: EngineHarness): Promise<World> {
   const world = await humanWork(h);
   await h.engine.changeSteps(S, [{ op: 'update', step: A, status: 'in_progress' }]);
@@ -107,14 +117,7 @@ export const MATRIX_OPS: MatrixOp[] = [
   },
   {
     name: 'complete the last open step',
-    setup: async (h) => {
-      const world = await humanWork(h);
-      await h.engine.changeSteps(S, [
-        { op: 'update', step: P1, status: 'skipped', resolution: '这次不需要' },
-        { op: 'update', step: P2, status: 'completed', resolution: '做完了' },
-      ]);
-      return world;
-    },
+    setup: lastStepOpen,
     run: (h) => ignoreExpected(h.engine.changeSteps(S, [{ op: 'update', step: A, status: 'completed', resolution: '代码写好了' }])),
     converge: async (h, world) => {
       await ignoreExpected(h.engine.settle(S));
@@ -292,14 +295,7 @@ const BACKGROUND_OPS: MatrixOp[] = [
   },
   {
     name: 'complete the last open step in the background, then settle',
-    setup: async (h) => {
-      const world = await humanWork(h);
-      await h.engine.changeSteps(S, [
-        { op: 'update', step: P1, status: 'skipped', resolution: '这次不需要' },
-        { op: 'update', step: P2, status: 'completed', resolution: '做完了' },
-      ]);
-      return world;
-    },
+    setup: lastStepOpen,
     // No flush: the review's own write carries the tick (the session went idle within the progress window).
     run: async (h) => {
       await ignoreExpected(h.engine.changeSteps(S, [{ op: 'update', step: A, status: 'completed', resolution: '代码写好了' }], undefined, { background: true }));
