@@ -6,6 +6,7 @@ import { configErrorMessage } from '../cli/cli-output';
 import { describeSource } from '../cli/cli-runtime';
 import { PACKAGE_VERSION, repositoryUrl } from '../cli/install-commands';
 import { safeText } from '../cli/terminal-text';
+import { SIM_WITH_DATA } from '../cli/sim-address';
 import { checkList } from '../core/queue/bindings';
 import { ConfigError, findBinding } from '../store/config-store';
 import { displayPath } from '../store/paths';
@@ -245,15 +246,17 @@ export const tokenCheck: DoctorCheck = async (ctx) => {
   const from = describeSource(conn.source, ctx.env.HOME, ctx.text);
   if (conn.gateway && conn.projects) return [{ id: 'token', status: 'ok', title, detail: ctx.text.plural('cli.doctor.token.ok', conn.projects.length, { source: from, url }) }];
   const failure = conn.failure;
+  // A simulator that is not running is said as such, with the command that brings it back (its data file kept).
+  const down = failure?.code === 'auth' ? undefined : conn.simulatorDown;
   const fix =
     failure?.code === 'auth'
       ? conn.source.source === 'env'
         ? [t('cli.fix.envToken')]
         : ['dida-todo login --token -']
       : isLocal(url)
-        ? ['dida-todo sim --use', t('cli.doctor.token.orReal'), 'dida-todo login --token -']
-        : [t('cli.doctor.token.checkNetwork')];
-  return [{ id: 'token', status: 'fail', title, detail: failure?.message ?? '', fix }];
+        ? [SIM_WITH_DATA, t('cli.doctor.token.orReal'), 'dida-todo login --token -']
+        : [t('cli.doctor.token.checkNetwork', { url })];
+  return [{ id: 'token', status: 'fail', title, detail: down ?? failure?.message ?? '', fix }];
 };
 
 /** The home folder or the file system's root: a place to start from, not a project to bind. */

@@ -30,6 +30,8 @@ export interface DoctorConnection {
   gateway?: DidaGateway;
   projects?: Project[];
   failure?: FailureInfo;
+  /** The failure was a simulator at a loopback address that is not running: what to say instead, with its command. */
+  simulatorDown?: string;
 }
 
 /** Facts the checks share; each is computed once, on first use, so checks can run concurrently. */

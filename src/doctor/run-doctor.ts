@@ -2,6 +2,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { describeFailure } from '../cli/cli-output';
+import { simulatorDownMessage } from '../cli/sim-address';
 import { endpointFrom, findToken, quickGateway, type CliContext, type GlobalOptions } from '../cli/cli-runtime';
 import type { DidaTodoConfig } from '../store/config-store';
 import type { Runtime } from '../wiring/runtime';
@@ -46,6 +47,8 @@ export function doctorContext(setup: DoctorSetup): { ctx: DoctorContext; close()
         opened.projects = await gateway.listProjects();
       } catch (error) {
         opened.failure = describeFailure(error, cli.text);
+        const down = await simulatorDownMessage(error, endpoint.baseUrl, runtime.paths.stateDir, cli.text, cli.env.HOME || undefined);
+        if (down) opened.simulatorDown = down;
         delete opened.gateway;
         await gateway.close();
       }
