@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { INSTALL, PACKAGE_VERSION } from '../../src/cli/install-commands';
-import { SDK_OVERRIDES, SDK_PACKAGES, SDK_PATCH_LINES, SDK_WORKSPACE_LINES } from '../../src/doctor/sdk-profile';
+import { SDK_OVERRIDES, SDK_PACKAGES, SDK_PATCH_LINES, SDK_WORKSPACE_LINES } from '../../src/cli/doctor/sdk-profile';
 import { HostSeams } from '../../src/dsh/host-seams';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
 import { ROOT, makeCliHome, type CliHome } from '../helpers/cli-harness';

@@ -2,14 +2,14 @@
 // the overlay), the bundle in the profile, config.yaml, the token (one read) and the directory's binding.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { configErrorMessage } from '../cli/cli-output';
-import { describeSource } from '../cli/cli-runtime';
-import { PACKAGE_VERSION, repositoryUrl } from '../cli/install-commands';
-import { safeText } from '../cli/terminal-text';
-import { SIM_WITH_DATA } from '../cli/sim-address';
-import { checkList } from '../core/queue/bindings';
-import { ConfigError, findBinding } from '../store/config-store';
-import { displayPath } from '../store/paths';
+import { configErrorMessage } from '../cli-output';
+import { describeSource } from '../cli-runtime';
+import { PACKAGE_VERSION, repositoryUrl } from '../install-commands';
+import { safeText } from '../terminal-text';
+import { SIM_WITH_DATA } from '../sim-address';
+import { checkList } from '../../core/queue/bindings';
+import { ConfigError, findBinding } from '../../store/config-store';
+import { displayPath } from '../../store/paths';
 import type { CheckResult, DoctorCheck, DoctorContext } from './doctor-types';
 import { nodeAtLeast, type DshProbe } from './dsh-probe';
 import { dshSeamsCheck } from './dsh-seams-check';

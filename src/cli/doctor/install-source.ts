@@ -3,7 +3,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { INSTALL, PACKAGE_VERSION } from '../cli/install-commands';
+import { INSTALL, PACKAGE_VERSION } from '../install-commands';
 
 /**
  * The folder of the dida-todo package this code runs from when it is a git checkout (a `.git` folder or file right

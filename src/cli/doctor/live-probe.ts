@@ -1,9 +1,9 @@
 // The live self-test behind `dida-todo doctor --live`: settles, in a scratch list, each Dida behaviour the bundle depends on.
 import { randomBytes } from 'node:crypto';
-import { newMarker } from '../core/work/own-creates';
-import { isDidaError } from '../dida/dida-error';
-import type { DidaGateway } from '../dida/dida-gateway';
-import type { Project, Task } from '../dida/types';
+import { newMarker } from '../../core/work/own-creates';
+import { isDidaError } from '../../dida/dida-error';
+import type { DidaGateway } from '../../dida/dida-gateway';
+import type { Project, Task } from '../../dida/types';
 import { PROBE_CHECKS, PROBE_TAG, PROBE_TEXT, type ProbeCheckId, type ProbeLocaleId } from './live-probe-text';
 import { expectedObservation, variantsMatching, type LiveObservation, type LiveProbeReport } from './live-probe-report';
 

@@ -1,11 +1,11 @@
 // The shapes `dida-todo doctor` is built from: a check, its results, and the shared, lazily computed facts.
-import type { CliText } from '../cli/cli-locale';
-import type { FailureInfo } from '../cli/cli-output';
-import type { Endpoint, TokenInfo } from '../cli/cli-runtime';
-import type { DidaGateway } from '../dida/dida-gateway';
-import type { Project } from '../dida/types';
-import type { DidaTodoConfig } from '../store/config-store';
-import type { DidaTodoPaths } from '../store/paths';
+import type { CliText } from '../cli-locale';
+import type { FailureInfo } from '../cli-output';
+import type { Endpoint, TokenInfo } from '../cli-runtime';
+import type { DidaGateway } from '../../dida/dida-gateway';
+import type { Project } from '../../dida/types';
+import type { DidaTodoConfig } from '../../store/config-store';
+import type { DidaTodoPaths } from '../../store/paths';
 import type { DshProbe } from './dsh-probe';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';

@@ -2,7 +2,7 @@
 // the doctor's check of an existing one (its pnpm overrides, its packages, its rows).
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { safeText } from '../cli/terminal-text';
+import { safeText } from '../terminal-text';
 import type { CheckResult, DoctorCheck, DoctorContext } from './doctor-types';
 import type { DshProbe } from './dsh-probe';
 

@@ -1,11 +1,11 @@
 // Runs the doctor's checks concurrently over one shared context and keeps the results in report order.
 import os from 'node:os';
 import path from 'node:path';
-import { describeFailure } from '../cli/cli-output';
-import { simulatorDownMessage } from '../cli/sim-address';
-import { endpointFrom, findToken, quickGateway, type CliContext, type GlobalOptions } from '../cli/cli-runtime';
-import type { DidaTodoConfig } from '../store/config-store';
-import type { Runtime } from '../wiring/runtime';
+import { describeFailure } from '../cli-output';
+import { simulatorDownMessage } from '../sim-address';
+import { endpointFrom, findToken, quickGateway, type CliContext, type GlobalOptions } from '../cli-runtime';
+import type { DidaTodoConfig } from '../../store/config-store';
+import type { Runtime } from '../../wiring/runtime';
 import type { CheckResult, DoctorCheck, DoctorConnection, DoctorContext } from './doctor-types';
 import { probeDsh, type DshProbe } from './dsh-probe';
 

@@ -2,8 +2,8 @@
 // (src/dsh/host-seams.ts) for this dsh version, one line for the whole and one per missing surface with what does not work.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { safeText } from '../cli/terminal-text';
-import { parseSeamReport, seamOf, SEAM_REPORT_FILE } from '../dsh/host-seams';
+import { safeText } from '../terminal-text';
+import { parseSeamReport, seamOf, SEAM_REPORT_FILE } from '../../dsh/host-seams';
 import type { CheckResult, DoctorCheck } from './doctor-types';
 import { dshSupport } from './dsh-versions';
 

@@ -1,6 +1,6 @@
 // The shape of a live self-test report, and how its observations compare with the simulator and its variants.
-import { DEFAULT_QUIRKS, type SimQuirks } from '../sim/sim-task-ops';
-import { SIM_VARIANT_NAMES, simVariantQuirks, type SimVariantName } from '../sim/sim-variants';
+import { DEFAULT_QUIRKS, type SimQuirks } from '../../sim/sim-task-ops';
+import { SIM_VARIANT_NAMES, simVariantQuirks, type SimVariantName } from '../../sim/sim-variants';
 import type { ProbeCheckId } from './live-probe-text';
 
 export interface LiveObservation {
