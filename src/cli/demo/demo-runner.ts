@@ -3,12 +3,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Behaviour } from '../../tests/e2e/harness/fake-model';
-import { cliText, type CliText } from '../cli/cli-locale';
-import { INSTALL, repositoryUrl, type CloneInstall } from '../cli/install-commands';
-import { safeText } from '../cli/terminal-text';
-import { parseDidaDate } from '../dida/dida-date';
-import type { Task } from '../dida/types';
+import type { Behaviour } from '../../local-dsh/scripted-model';
+import { cliText, type CliText } from '../cli-locale';
+import { INSTALL, repositoryUrl, type CloneInstall } from '../install-commands';
+import { safeText } from '../terminal-text';
+import { parseDidaDate } from '../../dida/dida-date';
+import type { Task } from '../../dida/types';
 import type { DemoBackend, SeededList } from './demo-backend';
 import { clock, heading, renderAcceptance, renderComment, renderList, renderTask, seconds, type DemoStyle } from './demo-print';
 import { DEMO_WORK, FIRST_PROMPT, firstSessionScript, REWORK_COMMENT, SECOND_PROMPT, secondSessionScript } from './demo-script';
@@ -38,7 +38,7 @@ export interface DemoDshInstall {
   pnpmBinDir: string;
 }
 
-/** Runs agent sessions: the real dsh headless (src/demo/demo-dsh.ts) or an in-process stand-in (tests). */
+/** Runs agent sessions: the real dsh headless (src/cli/demo/demo-dsh.ts) or an in-process stand-in (tests). */
 export interface DemoHost {
   /** True when a scripted model answers (false: the real DeepSeek model). */
   readonly scripted: boolean;

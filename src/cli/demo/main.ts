@@ -1,7 +1,7 @@
 // Entry of `npm run demo` (scripts/demo.mjs bundles this file with esbuild and calls demoMain).
-import { cliLocaleFor } from '../cli/cli';
-import { isClone } from '../cli/commands/demo';
-import { cloneInstall } from '../cli/install-commands';
+import { cliLocaleFor } from '../cli';
+import { isClone } from '../commands/demo';
+import { cloneInstall } from '../install-commands';
 import { DemoListError, realBackend, simulatorBackend, type DemoBackend } from './demo-backend';
 import { demoUsage, DemoUsageError, parseDemoArgs, type DemoOptions } from './demo-args';
 import { DshDemoHost } from './demo-dsh';

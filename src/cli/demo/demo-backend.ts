@@ -1,9 +1,9 @@
 // Where the demo's Dida lives: the local simulator (default) or the person's real account (--real --list <name>).
-import { cliText, type CliText } from '../cli/cli-locale';
-import type { DidaGateway } from '../dida/dida-gateway';
-import { createHttpGateway } from '../dida/http-gateway';
-import type { Task } from '../dida/types';
-import { startSimulator, type Simulator } from '../sim/simulator';
+import { cliText, type CliText } from '../cli-locale';
+import type { DidaGateway } from '../../dida/dida-gateway';
+import { createHttpGateway } from '../../dida/http-gateway';
+import type { Task } from '../../dida/types';
+import { startSimulator, type Simulator } from '../../sim/simulator';
 import { DEMO_DRAFT, DEMO_LIST_NAME, DEMO_WORK } from './demo-script';
 
 export interface SeededList {

@@ -1,10 +1,10 @@
 // Renders Dida state the way a person sees it in the Dida app: plain text, colours only when asked for. Every text
 // that came from Dida is made terminal-safe (control and escape characters shown escaped, never run).
-import { cliText, type CliKey, type CliText } from '../cli/cli-locale';
-import { colorsWanted } from '../cli/cli-output';
-import { displayWidth, safeText } from '../cli/terminal-text';
-import { parseDidaDate } from '../dida/dida-date';
-import { isItemCompleted, type Comment, type Task } from '../dida/types';
+import { cliText, type CliKey, type CliText } from '../cli-locale';
+import { colorsWanted } from '../cli-output';
+import { displayWidth, safeText } from '../terminal-text';
+import { parseDidaDate } from '../../dida/dida-date';
+import { isItemCompleted, type Comment, type Task } from '../../dida/types';
 
 export interface DemoStyle {
   readonly enabled: boolean;

@@ -3,10 +3,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ensureDsh, makeDshHome, removeDshHome, repoRoot, runDsh, installBundle } from '../../tests/e2e/harness/dsh-run';
-import { startFakeModel, type Behaviour, type FakeModel } from '../../tests/e2e/harness/fake-model';
-import { cliText, type CliText } from '../cli/cli-locale';
-import { INSTALL } from '../cli/install-commands';
+import { ensureDsh, repoRoot } from '../../local-dsh/dsh-install';
+import { installBundle, makeDshHome, removeDshHome, runDsh } from '../../local-dsh/dsh-process';
+import { startFakeModel, type Behaviour, type FakeModel } from '../../local-dsh/scripted-model';
+import { cliText, type CliText } from '../cli-locale';
+import { INSTALL } from '../install-commands';
 import type { DemoHost, PreparedHost, SessionResult } from './demo-runner';
 import { seconds } from './demo-print';
 

@@ -1,5 +1,5 @@
-// Arguments of `npm run demo` (scripts/demo.mjs → src/demo/main.ts), validated before anything is started or written.
-import { cliText, type CliText } from '../cli/cli-locale';
+// Arguments of `npm run demo` (scripts/demo.mjs → src/cli/demo/main.ts), validated before anything is started or written.
+import { cliText, type CliText } from '../cli-locale';
 
 export class DemoUsageError extends Error {
   override readonly name = 'DemoUsageError';

@@ -1,5 +1,5 @@
 // What the demo seeds in Dida, what the person says, and what the scripted model answers.
-import { text, toolCall, type Behaviour } from '../../tests/e2e/harness/fake-model';
+import { text, toolCall, type Behaviour } from '../../local-dsh/scripted-model';
 
 /** The simulator list the person "wrote" in Dida. */
 export const DEMO_LIST_NAME = 'dida-todo 演示';

@@ -1,6 +1,6 @@
 // Reads what a person would see in Dida (over the same Open API the bundle uses) and watches a task while an agent works.
-import type { DidaGateway } from '../dida/dida-gateway';
-import { isItemCompleted, type Comment, type Task } from '../dida/types';
+import type { DidaGateway } from '../../dida/dida-gateway';
+import { isItemCompleted, type Comment, type Task } from '../../dida/types';
 
 export type WatchEvent =
   | { kind: 'comment'; taskId: string; taskTitle: string; comment: Comment; atMs: number }
