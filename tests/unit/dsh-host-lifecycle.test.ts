@@ -1,20 +1,14 @@
-// The composition's edges (src/dsh/dsh-host.ts) over a fake host, runtime, engine and clock: what is logged to stderr
-// (never stdout), the progress-comment timer, the runtime built from the row, release and dispose, the first step's
-// bounded wait for the attach, /dida for a session not seen yet, and failures that must not escape a dsh event.
+// The composition's lifecycle (src/dsh/dsh-host.ts) over the host harness: what is logged to stderr (never stdout),
+// the runtime built from the row, the progress-comment timer, failures at start, the host API (/dida for a session not
+// seen yet), release (a subagent's end releases nothing) and dispose.
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } from 'vitest';
-import { getLocale } from '../../src/core/text/locale';
 import type { WorkEngine } from '../../src/core/engine/work-engine';
-import { emptyEngineState, type EngineState } from '../../src/core/work/work-state';
 import { DshHost, log } from '../../src/dsh/dsh-host';
-import { RowConfig } from '../../src/dsh/row-config';
-import type { DidaTodoConfig } from '../../src/store/config-store';
-import type { Runtime } from '../../src/wiring/runtime';
-import { bound, eventually, FakeClock, fakeAgent, fakeEngine, flush, memoryConfig, memoryState, personSays, work, type FakeAgent } from '../helpers/dsh-fakes';
+import { bound, eventually, fakeAgent, flush, memoryState, fakeEngine } from '../helpers/dsh-fakes';
 import { fakeHost } from '../helpers/dsh-host-fake';
-
-const CWD = '/work/project';
+import { HOST_CWD as CWD, hostHarness as setup, hostRow as row } from '../helpers/dsh-host-harness';
 
 let stderr: MockInstance;
 let stdout: MockInstance;
@@ -33,50 +27,6 @@ function logged(): string[] {
     expect(line.endsWith('\n')).toBe(true);
     return line.slice('[dida-todo] '.length, -1);
   });
-}
-
-function row(extra: Record<string, unknown> = {}): RowConfig {
-  return (RowConfig['~standard'].validate({ maxAutoContinue: 3, backoff: [1], ...extra }) as { value: RowConfig }).value;
-}
-
-function setup(options: { row?: Record<string, unknown>; config?: DidaTodoConfig; state?: EngineState; runtime?: Record<string, unknown>; start?: boolean; services?: Record<string, unknown> } = {}) {
-  const clock = new FakeClock();
-  const state = memoryState(options.state);
-  const config = memoryConfig(options.config ?? bound(CWD));
-  const engine = { ...fakeEngine(), flushComments: vi.fn(async () => undefined) };
-  const runtime = {
-    config,
-    state,
-    locks: { withLock: (_k: string, fn: () => Promise<unknown>) => fn() },
-    locale: getLocale('en'),
-    hostLabel: 'host-a',
-    corruptions: [],
-    gateway: vi.fn(async () => Promise.reject(new Error('no gateway here'))),
-    tokenSource: vi.fn(async () => undefined),
-    account: vi.fn(async () => Promise.reject(new Error('no account here'))),
-    paths: { lockDir: path.join(os.tmpdir(), `dida-host-edge-locks-${process.pid}`) },
-    close: vi.fn(async () => undefined),
-    ...options.runtime,
-  } as unknown as Runtime & { close: ReturnType<typeof vi.fn> };
-  const host = fakeHost(options.services);
-  let ids = 0;
-  const plugin = new DshHost(host.ctx as never, row(options.row), { clock, runtime, engine: async () => engine as unknown as WorkEngine, newId: () => `m${++ids}`, pid: 1, isAlive: () => false });
-  if (options.start !== false) plugin.start();
-  const create = async (id = 's1', header: Record<string, unknown> = { cwd: CWD }): Promise<FakeAgent> => {
-    const agent = fakeAgent(id, header);
-    host.agents.set(id, agent as never);
-    host.emit('agent/created', { agent });
-    await flush();
-    return agent;
-  };
-  return { clock, state, config, engine, runtime, host, plugin, create };
-}
-
-function withCurrent(): EngineState {
-  const state = emptyEngineState();
-  state.works.w1 = work('w1', ['in_progress']);
-  state.sessions.s1 = { touched: ['w1'], currentWork: 'w1', autoAttempts: 0, updatedAt: 0 };
-  return state;
 }
 
 describe('log', () => {
@@ -236,111 +186,6 @@ describe('the host API', () => {
   });
 });
 
-describe('request errors', () => {
-  it("a person's message during the upstream hand-over, or one the first-load layer saw, ends the continuation", async () => {
-    const t = setup({ state: withCurrent() });
-    const agent = await t.create('s1');
-    const wrote = await t.plugin.onRequestError({ agent, failure: { code: 'SERVER' } }, async () => undefined, () => true);
-    expect(wrote).toBeUndefined();
-    const during = await t.plugin.onRequestError({ agent, failure: { code: 'SERVER' } }, async () => {
-      t.host.emit('agent/inbox/inserted', { agent, message: personSays('wait') });
-      return undefined;
-    });
-    expect(during).toBeUndefined();
-    expect(t.state.value.sessions.s1!.autoAttempts).toBe(0);
-    // The control: nothing written, the continuation retries.
-    const pending = t.plugin.onRequestError({ agent, failure: { code: 'SERVER' } }, async () => undefined, () => false);
-    await flush();
-    await t.clock.advance(1_000);
-    expect(await pending).toEqual({ kind: 'retry' });
-  });
-});
-
-describe('agent events that fail', () => {
-  it('an agent whose session cannot be read is logged, not thrown', async () => {
-    const t = setup();
-    const agent = { id: 'bad', get session(): never { throw new Error('no session'); } };
-    expect(() => t.host.emit('agent/created', { agent })).not.toThrow();
-    expect(logged()).toContain('agent/created: no session');
-  });
-
-  it('an attach whose marker cannot be written is logged', async () => {
-    const state = memoryState();
-    state.update = (async () => {
-      throw new Error('read-only');
-    }) as typeof state.update;
-    const t = setup({ runtime: { state } });
-    await t.create('s1');
-    await eventually(() => logged().includes('binding the session failed: read-only'));
-  });
-
-  it('a failure after a tool call is logged with the tool name', async () => {
-    const t = setup();
-    const current = work('w1', ['pending']);
-    t.engine.currentWork.mockResolvedValue(current);
-    (t.engine as Record<string, unknown>).changeSteps = vi.fn(async () => ({ work: current }));
-    const agent = await t.create('s1');
-    t.state.value.sessions.s1 = { touched: [], autoAttempts: 2, updatedAt: 0 };
-    const update = t.state.update;
-    t.state.update = (async () => {
-      throw new Error('disk full');
-    }) as typeof update;
-    const todo = t.host.tools.find((x) => x.name === 'todo');
-    expect((await todo.execute({ action: 'update', updates: [{ step: 'step 0', status: 'in_progress' }] }, { agent })).code).toBe('ok');
-    expect(logged()).toContain('after todo: disk full');
-  });
-});
-
-describe('session events', () => {
-  it("the model's todo_write during an open turn is kept in the turn's facts (bound sessions only)", async () => {
-    const t = setup();
-    const agent = await t.create('s1');
-    t.host.emit('agent/status', { agent, status: 'running' });
-    await eventually(() => (t.state.value.sessions.s1 as Record<string, unknown> | undefined)?.turnOpenSince !== undefined);
-    t.host.emit('session/event', agent.session, { type: 'todo/write', data: { todos: [{ content: 'x', status: 'pending' }, { content: 'y', status: 'in_progress' }] } });
-    await eventually(() => JSON.stringify((t.state.value.sessions.s1 as Record<string, unknown>).turnFacts ?? '').includes('2'));
-    expect((t.state.value.sessions.s1 as Record<string, unknown>).turnFacts).toMatchObject({ modelTodosOpen: 2 });
-  });
-
-  it('a turn that ended without a reason does not end the stretch', async () => {
-    const t = setup();
-    const agent = await t.create('s1');
-    t.state.value.sessions.s1 = { touched: [], autoAttempts: 2, updatedAt: 0 };
-    t.host.emit('session/event', agent.session, { type: 'turn/end', data: {} });
-    t.host.emit('session/event', agent.session, { type: 'turn/end' });
-    // Another event carrying a reason is no turn's end either.
-    t.host.emit('session/event', agent.session, { type: 'message', data: { reason: { kind: 'completed' } } });
-    await flush();
-    expect(t.state.value.sessions.s1!.autoAttempts).toBe(2);
-  });
-
-  it("an unbound session's todo_write writes nothing to the state", async () => {
-    const t = setup();
-    const agent = await t.create('u1', { cwd: '/somewhere/unbound' });
-    expect(t.plugin.tracker.get('u1')?.binding).toBeUndefined();
-    t.host.emit('agent/status', { agent, status: 'running' });
-    t.host.emit('session/event', agent.session, { type: 'todo/write', data: { todos: [{ content: 'x', status: 'pending' }] } });
-    await flush();
-    expect(t.plugin.tracker.get('u1')!.modelTodosOpen).toBe(1);
-    expect(t.state.value.sessions.u1).toBeUndefined();
-  });
-});
-
-describe('the first step of a turn', () => {
-  it('waits for the attach at most 10 s', async () => {
-    const t = setup({ config: bound('/elsewhere') });
-    const agent = await t.create('s1');
-    t.plugin.tracker.get('s1')!.ready = new Promise(() => undefined);
-    let done = false;
-    const step = t.host.waterfall('agent/pre-step', { agent, turn: 1 }, async () => ({ kind: 'enter', messages: [] })).then(() => (done = true));
-    await t.clock.advance(9_999);
-    expect(done).toBe(false);
-    await t.clock.advance(1);
-    await step;
-    expect(done).toBe(true);
-  });
-});
-
 describe('release', () => {
   it("a bound session's end releases its Works, says so, and drops the live mark", async () => {
     const t = setup();
@@ -433,17 +278,12 @@ describe('dispose', () => {
   });
 });
 
-describe('what dsh may leave out of an event', () => {
-  it('a message without a source, or none, and a session event without a body are let go', async () => {
-    // Polling off: this process has no Dida access here, which polling would log.
-    const t = setup({ row: { poll: false } });
-    const agent = await t.create('s1');
-    const track = t.plugin.tracker.get('s1')!;
-    expect(() => t.host.emit('agent/inbox/inserted', { agent, message: undefined })).not.toThrow();
-    expect(() => t.host.emit('agent/inbox/inserted', { agent, message: { id: 'x', role: 'user', content: [] } })).not.toThrow();
-    expect(track.humanCount).toBe(0);
-    expect(() => t.host.emit('session/event', { id: 's1' }, undefined)).not.toThrow();
-    await flush();
-    expect(logged()).toEqual([]);
+describe('release', () => {
+  it("a subagent's end releases nothing", async () => {
+    const t = setup();
+    await t.create('c1', { cwd: CWD, delegationDepth: 1 });
+    await t.plugin.release('c1');
+    expect(t.engine.releaseSession).not.toHaveBeenCalled();
+    expect(t.plugin.tracker.get('c1')).toBeUndefined();
   });
 });
