@@ -49,8 +49,6 @@ export const httpError = (status: number, message: string, type = 'invalid_reque
 export const contentFilter = (partial = 'FAKE_PARTIAL '): Behaviour => ({ kind: 'contentFilter', text: partial });
 /** Partial text, then the socket is destroyed (no `[DONE]`). */
 export const drop = (partial = 'FAKE_PARTIAL '): Behaviour => ({ kind: 'drop', text: partial });
-/** Socket destroyed before any response header. */
-export const reset = (): Behaviour => ({ kind: 'reset' });
 /** Headers and one delta, then SSE keepalive comments until the client (or `close()`) ends it. */
 export const stall = (partial = 'FAKE_STALL ', keepaliveMs = 500): Behaviour => ({ kind: 'stall', text: partial, keepaliveMs });
 

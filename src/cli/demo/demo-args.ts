@@ -23,9 +23,6 @@ export interface DemoOptions {
   help: boolean;
 }
 
-/** The demo's help (in English; `demoUsage(text)` gives it in the person's language). */
-export const DEMO_USAGE = cliText('en').t('cli.demo.usage');
-
 export function demoUsage(text: CliText): string {
   return text.t('cli.demo.usage');
 }

@@ -1,7 +1,8 @@
 // The shapes `dida-todo doctor` is built from: a check, its results, and the shared, lazily computed facts.
 import type { CliText } from '../cli-locale';
 import type { FailureInfo } from '../cli-output';
-import type { Endpoint, TokenInfo } from '../cli-runtime';
+import type { TokenInfo } from '../cli-runtime';
+import type { Endpoint } from '../../wiring/runtime';
 import type { DidaGateway } from '../../dida/dida-gateway';
 import type { Project } from '../../dida/types';
 import type { DidaTodoConfig } from '../../store/config-store';

@@ -7,7 +7,6 @@ import type { Project, Task } from '../../dida/types';
 import { PROBE_CHECKS, PROBE_TAG, PROBE_TEXT, type ProbeCheckId, type ProbeLocaleId } from './live-probe-text';
 import { expectedObservation, variantsMatching, type LiveObservation, type LiveProbeReport } from './live-probe-report';
 
-export type { LiveObservation, LiveProbeReport } from './live-probe-report';
 
 export interface LiveProbeOptions {
   /** Clock for the date in the scratch list's name (default Date.now). */
