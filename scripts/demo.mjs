@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run demo`: bundles src/demo/main.ts (and the e2e harness it uses) with esbuild into a temporary .mjs
+// `npm run demo`: bundles src/cli/demo/main.ts (and the e2e harness it uses) with esbuild into a temporary .mjs
 // outside the repository, runs it in this process, and removes it. The demo is not part of the plugin bundle.
 //
 //   node scripts/demo.mjs [--no-color] [--real --list <name>] [--keep] [--verbose] [--help]
@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const entry = path.join(repoRoot, 'src', 'demo', 'main.ts');
+const entry = path.join(repoRoot, 'src', 'cli', 'demo', 'main.ts');
 
 let esbuild;
 try {

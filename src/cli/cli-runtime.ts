@@ -14,7 +14,6 @@ import type { DidaTodoConfig } from '../store/config-store';
 import { displayPath } from '../store/paths';
 import { openRuntime, resolveEndpoint, type Endpoint, type Runtime } from '../wiring/runtime';
 
-export type { Endpoint } from '../wiring/runtime';
 
 /** What every command gets besides its arguments. */
 export interface CliContext {
@@ -107,11 +106,6 @@ export function endpointFrom(options: GlobalOptions, config: Pick<DidaTodoConfig
     { source: 'flag', region: options.region, baseUrl: options.baseUrl },
     { source: 'config', region: config?.region, baseUrl: config?.baseUrl },
   ]);
-}
-
-/** Reads config.yaml (a broken file is refused with its line and key, never replaced by defaults) and the endpoint. */
-export async function endpointOf(runtime: Runtime, options: GlobalOptions): Promise<Endpoint> {
-  return endpointFrom(options, await runtime.config.read());
 }
 
 /** Finds the token the way the plugin does (DIDA_TODO_TOKEN, credentials.json, the dida CLI's file). */

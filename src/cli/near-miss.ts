@@ -2,8 +2,6 @@
 // probably mistyped are found by the core (src/core/text/near-names.ts).
 import { editDistance } from '../core/text/near-names';
 
-export { editDistance, nearListNames, nearNameLimit, normaliseListName } from '../core/text/near-names';
-
 /**
  * The candidate closest to `word` (case ignored) when it is at most two edits away, or a third of the word for long
  * words; undefined when nothing is that close or `word` is itself a candidate. Ties go to the first candidate.

@@ -93,6 +93,9 @@ export function simulatorAnswers(port: number, token: string, timeoutMs = 1_500)
   });
 }
 
+/** The simulator command the README gives: its data (lists, tasks, token) kept in a file, so a restart keeps the binding. */
+export const SIM_WITH_DATA = 'dida-todo sim --use --data ~/.local/share/dida-todo-sim.json';
+
 /**
  * "The simulator at <url> is not running (start it with …)" for a network failure at a loopback Dida address,
  * else undefined. The command to start it is the one that brings it back on that address when the last simulator
@@ -105,7 +108,7 @@ export async function simulatorDownMessage(error: unknown, baseUrl: string, stat
   if (same && record.dataFile) {
     return text.t('cli.simDown.sameAddress', { url: baseUrl, command: `dida-todo sim --data ${shellWord(displayPath(record.dataFile, home))}` });
   }
-  return text.t('cli.simDown.newAddress', { url: baseUrl, command: 'dida-todo sim --use --data ~/.local/share/dida-todo-sim.json' });
+  return text.t('cli.simDown.newAddress', { url: baseUrl, command: SIM_WITH_DATA });
 }
 
 /** A path as one shell word (`~/` kept at the front so the shell still expands it). */

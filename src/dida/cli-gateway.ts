@@ -66,8 +66,6 @@ const DEFAULT_MAX_OUTPUT_BYTES = 8 * 1024 * 1024;
  * `task comment list` takes no paging options, so only the first page Dida answers is seen (then sorted by
  * createdTime like the HTTP gateway), and the CLI's own fetch follows redirects, which this gateway cannot stop.
  */
-export { interpret, type CommandSpec } from './cli-output';
-export { taskFlags } from './cli-args';
 
 export function createCliGateway(options: CliGatewayOptions = {}): DidaGateway {
   return new CliGateway(options);

@@ -26,7 +26,6 @@ import {
   isDeletedTask,
 } from './types';
 
-export { parseRetryAfter, type AttemptInfo, type RetryPolicy } from './http-transport';
 
 export type DidaRegion = 'dida365' | 'ticktick';
 

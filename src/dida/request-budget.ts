@@ -61,7 +61,7 @@ export const BUDGET_MAX_WAIT_MS: Record<RequestPriority, number> = { foreground:
 /** The first pause after a 429 without Retry-After; it doubles with each 429 in a row, up to BACKOFF_MAX_MS. */
 export const BACKOFF_BASE_MS = 2_000;
 /** Reports from the live service say its limit resets after about five quiet minutes. */
-export const BACKOFF_MAX_MS = FIVE_MINUTES_MS;
+export const BACKOFF_MAX_MS = 5 * MINUTE_MS;
 
 /** The name of one account's budget: a hash of its Dida base URL and token (the token itself is never stored). */
 export function accountKey(baseUrl: string, token: string): string {

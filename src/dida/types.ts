@@ -97,11 +97,8 @@ export type Member = z.infer<typeof MemberSchema>;
 
 /** Priority values Dida accepts: 0 none (a draft for this bundle), 1 low, 3 medium, 5 high. */
 export const PRIORITIES = [0, 1, 3, 5] as const;
-export type Priority = (typeof PRIORITIES)[number];
 
 /** Task status: 0 open, 2 completed, -1 abandoned. Checklist item status: 0 open, 1 (or 2) completed. */
-export const TASK_OPEN = 0;
-export const TASK_COMPLETED = 2;
 export const ITEM_OPEN = 0;
 export const ITEM_COMPLETED = 1;
 export function isItemCompleted(item: Pick<ChecklistItem, 'status'>): boolean {

@@ -193,7 +193,7 @@ export class DshHost {
 
   /** Takes part in the machine's polling: one poller per account and list is elected among the machine's processes. */
   private async makePoller(): Promise<{ poller: MachinePoller; pace: (configured: ReturnType<typeof pollSettingsOf>) => PollPace }> {
-    const { MachinePoller, pollPaceFrom } = await import('./machine-poller');
+    const [{ MachinePoller }, { pollPaceFrom }] = await Promise.all([import('./machine-poller'), import('./poll-pace')]);
     const poller = new MachinePoller(this.deps, this.poller, this.counter, {
       lockDir: this.runtime.paths.lockDir,
       account: () => this.runtime.account(),

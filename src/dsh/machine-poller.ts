@@ -13,7 +13,8 @@ import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
 import { PollElection } from './poll-election';
 import { forgetWoken, removeOffer, sharedWork, writeOffer, writeWoken, type MarkedRecord } from './poll-marks';
-import { nextPacedLook, pollDue, QUIET_STEP_MS, type ListPace, type PollPace } from './poll-pace';
+import { pollDue, QUIET_STEP_MS, type ListPace, type PollPace } from './poll-pace';
+import { nextPacedLook } from '../core/engine/sync-looks';
 import { pollNote, type PollCandidate, type Poller } from './poller';
 import { retrySettles } from './poll-upkeep';
 import { resumePending, turnPending, type TurnMarker } from './turn-markers';
@@ -395,5 +396,3 @@ export class MachinePoller {
   }
 }
 
-export { DEFAULT_POLL_SECONDS, pollInterval, pollPaceFrom, type PollPace } from './poll-pace';
-export { sharedWork, type PollMarks } from './poll-marks';

@@ -2,7 +2,6 @@
 // through long quiet up to a ceiling, brought forward (at most every few seconds) when a session goes idle, and when a
 // look at the comments of a waiting Work or a review falls due.
 
-export { nextPacedLook } from '../core/engine/sync-looks';
 
 /** A poll brought forward because a session went idle comes at most this often. */
 export const MIN_POLL_GAP_MS = 5_000;

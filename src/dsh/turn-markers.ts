@@ -2,7 +2,7 @@
 // and in which directory — what crash recovery looks for after a crash.
 import { randomUUID } from 'node:crypto';
 import type { SessionWorkFacts } from '../core/continuation/continuation-policy';
-import type { LiveMark } from '../core/queue/claim-release';
+import type { LiveMark } from '../core/queue/claim-holders';
 import type { SessionRecord } from '../core/work/work-state';
 import type { AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';

@@ -1,7 +1,8 @@
 // Meters what the session's current Work costs, from dsh's own session events: each model answer's `usage`, the time
 // of turns while the Work is current, and automatic continuations; subagents count toward their root session's Work.
 // It only adds numbers to the state (no Dida request), in the background, one write at a time per session.
-import { answerUsage, emptyUsage, addUsage, type Usage } from '../core/usage/usage';
+import { answerUsage, emptyUsage, addUsage } from '../core/usage/usage';
+import type { Usage } from '../core/work/usage-schema';
 import { recordUsage, usageTarget } from '../core/usage/usage-records';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';

@@ -280,7 +280,6 @@ const EditSchema = z.discriminatedUnion('op', [
   z.object({ op: z.literal('reopen'), taskId: z.string() }),
   z.object({ op: z.literal('comment'), taskId: z.string(), text: Text }),
 ]);
-export type PageEdit = z.infer<typeof EditSchema>;
 
 function bad(message: string): SimHttpError {
   return new SimHttpError(400, { error: message });

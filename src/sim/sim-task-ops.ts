@@ -1,6 +1,6 @@
 // Pure task logic of the simulator: validating task bodies, building checklists, recurrence.
 import { formatDidaDate, formatDidaDateMillis, parseDidaDate } from '../dida/dida-date';
-import type { ChecklistItem, Task } from '../dida/types';
+import { PRIORITIES as DIDA_PRIORITIES, type ChecklistItem, type Task } from '../dida/types';
 import { badRequest, isObject, MAX_ITEMS, newId, SORT_STEP, type JsonObject } from './sim-util';
 
 /**
@@ -126,7 +126,7 @@ export function dropUndatedRepeat(task: Task): void {
   if (typeof task.repeatFlag === 'string' && task.repeatFlag !== '' && !dated(task.startDate) && !dated(task.dueDate)) delete task.repeatFlag;
 }
 
-const PRIORITIES = new Set([0, 1, 3, 5]);
+const PRIORITIES = new Set<number>(DIDA_PRIORITIES);
 
 /** Checks the typed fields of a create/update body; unknown fields are accepted as they are. */
 export function validateTaskBody(body: JsonObject): void {

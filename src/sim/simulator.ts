@@ -8,23 +8,18 @@ import { SimRateLimiter } from './sim-rate-limit';
 import { faultError, parseJsonBody, readBody, sendError, sendJson, sendRedirect, sendTruncated } from './sim-http';
 import { handlePageRequest, isPagePath, type PageLocale } from './sim-page';
 import { matchRoute, SIM_ROUTES } from './sim-routes';
-import { DEFAULT_USER_ID, SimState } from './sim-state';
+import { SimState } from './sim-state';
 import type { SimComment, SimStateData } from './sim-store';
 import { DEFAULT_QUIRKS, mergeQuirks, type SimQuirks } from './sim-task-ops';
 import { simVariantFromEnv } from './sim-variants';
 import { errorBody, newToken, SimHttpError, unauthorized, type JsonObject } from './sim-util';
 
-export { SIM_ROUTES, type SimRouteKey } from './sim-routes';
-export type { SimFault, SimFaultKind } from './sim-faults';
-export type { SimComment, SimStateData } from './sim-store';
-export { DEFAULT_QUIRKS, type SimQuirks } from './sim-task-ops';
-
 export const SIM_API_PREFIX = '/open/v1';
-export const DEFAULT_SIM_USER_ID = DEFAULT_USER_ID;
 
-export type { SeedProjectInput, SeedTaskInput, Simulator, SimRequestHook, SimRequestInfo, SimulatorOptions } from './sim-types';
+// The simulator's door: what a test needs to start one and read what it saw.
+export type { Simulator, SimRequestInfo, SimulatorOptions } from './sim-types';
+export type { SimFault } from './sim-faults';
 import type { Simulator, SimRequestHook, SimRequestInfo, SimulatorOptions, SeedProjectInput, SeedTaskInput } from './sim-types';
-
 
 class SimulatorImpl implements Simulator {
   private readonly model: SimState;

@@ -9,7 +9,7 @@ import { ConfigError, loadYaml, parseConfigText, validateConfig } from './config
 import { CONFIG_VERSION, defaultConfig, normalizeCwd, type Binding, type DidaTodoConfig } from './config-schema';
 
 export * from './config-schema';
-export { closestKey, ConfigError, parseConfigText, validateConfig, type ConfigIssue } from './config-check';
+export { ConfigError, parseConfigText } from './config-check';
 
 export interface LoadedConfig {
   config: DidaTodoConfig;

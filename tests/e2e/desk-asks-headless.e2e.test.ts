@@ -7,10 +7,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/sim/simulator';
-import { text, toolCall, type FakeModel, type RecordedRequest } from './harness/fake-model';
+import { text, toolCall, type FakeModel } from './harness/fake-model';
 import { installBundle, runHeadless } from './harness/dsh-run';
 import { installSdkProfile, startSdk, type SdkProcess } from './harness/sdk-client';
-import { useDshWorld } from './harness/world';
+import { bindProject, toolResults, until, useDshWorld } from './harness/world';
 
 let model: FakeModel;
 let sim: Simulator;
@@ -27,26 +27,12 @@ afterEach(async () => {
 });
 
 function configure(): string[] {
-  const configDir = path.join(home, '.test-xdg', 'config', 'dida-todo');
-  fs.mkdirSync(configDir, { recursive: true });
-  listId = sim.seedProject({ name: '无人值守' }).id;
-  fs.writeFileSync(path.join(configDir, 'config.yaml'), `baseUrl: ${sim.baseUrl}\nbindings:\n  - cwd: ${project}\n    projectId: ${listId}\n    label: 无人值守\n`);
+  listId = bindProject({ home, sim, project }, '无人值守');
   const overlay = path.join(home, 'dida-row.yml');
   fs.writeFileSync(overlay, '- id: dida-todo\n  config:\n    oneShotAnswerWaitMinutes: 2\n');
   return [overlay];
 }
 
-async function until<T>(what: string, probe: () => T | undefined | false, timeoutMs: number, stderr: () => string = () => ''): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${stderr().slice(-3000)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-const toolResults = (r: RecordedRequest): string[] => (r.body?.messages ?? []).filter((m: { role?: string }) => m.role === 'tool').map((m: { content?: unknown }) => String(m.content));
 const reminder = () => sim.listTasks(listId).find((t) => t.title.startsWith('🙋'));
 
 /** A Work with one step in progress, then a bash call that needs a wider sandbox than the session's. */

@@ -7,10 +7,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/sim/simulator';
-import { text, toolCall, type FakeModel, type RecordedRequest } from './harness/fake-model';
-import { startWeb, type WebDsh } from './harness/dsh-run';
+import { text, toolCall, type FakeModel } from './harness/fake-model';
+import { startWeb } from './harness/dsh-run';
 import { createSession, openMux, prompt, respond } from './harness/web-api';
-import { useDshWorld } from './harness/world';
+import { bindProject, toolResults, until, useDshWorld } from './harness/world';
 
 let model: FakeModel;
 let sim: Simulator;
@@ -20,25 +20,11 @@ let listId: string;
 
 useDshWorld((world) => ({ model, sim, home, project } = world), { install: 'web' });
 
-function configure(): string[] {
-  const configDir = path.join(home, '.test-xdg', 'config', 'dida-todo');
-  fs.mkdirSync(configDir, { recursive: true });
-  listId = sim.seedProject({ name: '桌面问答' }).id;
-  fs.writeFileSync(path.join(configDir, 'config.yaml'), `baseUrl: ${sim.baseUrl}\nbindings:\n  - cwd: ${project}\n    projectId: ${listId}\n    label: 桌面问答\n`);
-  return [];
+function configure(): void {
+  listId = bindProject({ home, sim, project }, '桌面问答');
 }
 
-async function until<T>(what: string, probe: () => T | undefined | false, timeoutMs: number, web?: WebDsh): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${web?.stderr().slice(-3000) ?? ''}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
-const toolResults = (r: RecordedRequest): string[] => (r.body?.messages ?? []).filter((m: { role?: string }) => m.role === 'tool').map((m: { content?: unknown }) => String(m.content));
 const reminder = () => sim.listTasks(listId, { includeCompleted: true }).find((t) => t.title.startsWith('🙋'));
 const QUESTION = { questions: [{ id: 'db', question: '用哪个数据库？', header: '数据库', options: [{ label: 'SQLite', description: '简单' }, { label: 'Postgres' }] }] };
 

@@ -4,14 +4,12 @@
 // complete a step is refused (nothing completed in Dida); (2) the same after a stop comment ("停"), the way `/dida
 // pause` also pauses: typing 继续 does not carry on with the Work until it is resumed, and `todo_work resume` then
 // resumes it visibly (priority back, "已恢复处理。").
-import fs from 'node:fs';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/sim/simulator';
 import { text, toolCall, type FakeModel, type RecordedRequest } from './harness/fake-model';
 import { startWeb, type WebDsh } from './harness/dsh-run';
 import { createSession, prompt } from './harness/web-api';
-import { useDshWorld } from './harness/world';
+import { bindProject, toolResults, until, useDshWorld } from './harness/world';
 
 let model: FakeModel;
 let sim: Simulator;
@@ -22,24 +20,11 @@ let listId: string;
 useDshWorld((world) => ({ model, sim, home, project } = world), { install: 'web' });
 
 function configure(): void {
-  const configDir = path.join(home, '.test-xdg', 'config', 'dida-todo');
-  fs.mkdirSync(configDir, { recursive: true });
-  listId = sim.seedProject({ name: '暂停' }).id;
-  fs.writeFileSync(path.join(configDir, 'config.yaml'), `baseUrl: ${sim.baseUrl}\nbindings:\n  - cwd: ${project}\n    projectId: ${listId}\n    label: 暂停\n`);
+  listId = bindProject({ home, sim, project }, '暂停');
 }
 
-async function until<T>(what: string, probe: () => T | undefined | false, timeoutMs: number, web?: WebDsh): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${web?.stderr().slice(-3000) ?? ''}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 const bodyOf = (r: RecordedRequest) => JSON.stringify(r.body?.messages ?? []);
-const toolResults = (r: RecordedRequest): string[] => (r.body?.messages ?? []).filter((m: { role?: string }) => m.role === 'tool').map((m: { content?: unknown }) => String(m.content));
 const comments = (id: string) => sim.listComments(id).map((c) => c.title);
 
 /** Starts dsh web with a session idle on a Work whose first step is in progress. */

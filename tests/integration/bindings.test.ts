@@ -2,11 +2,11 @@
 // bind, the words of each refusal (for the model by id, for people by name), near-miss names, unbinding, and the
 // health check of a bound list.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bindList, checkedRouteTag, checkList, NearListNameError, resolveBinding, unbindList, type ConfigPort } from '../../src/core/queue/bindings';
+import { bindList, checkedRouteTag, checkList, NearListNameError, resolveBinding, unbindList } from '../../src/core/queue/bindings';
 import { WorkError } from '../../src/core/work/engine-context';
 import { DidaError } from '../../src/dida/dida-error';
-import { defaultConfig, type DidaTodoConfig } from '../../src/store/config-store';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
+import { memoryConfig } from '../helpers/dsh-fakes';
 
 let h: EngineHarness;
 
@@ -17,19 +17,6 @@ afterEach(async () => {
   await h.close();
 });
 
-function memoryConfig(): ConfigPort & { current: DidaTodoConfig } {
-  const port = {
-    current: defaultConfig(),
-    async read() {
-      return port.current;
-    },
-    async update(fn: (c: DidaTodoConfig) => DidaTodoConfig) {
-      port.current = fn(port.current);
-      return port.current;
-    },
-  };
-  return port;
-}
 
 async function refusal(promise: Promise<unknown>): Promise<WorkError> {
   try {
@@ -52,7 +39,7 @@ describe('route tags', () => {
     expect(error.code).toBe('invalid_argument');
     expect(error.message).toBe('The route tag must start with a letter or digit and hold only letters, digits, _ . - / (at most 64, no spaces); pass it like web or #web.');
     expect(h.sim.totalRequests()).toBe(0);
-    expect(config.current.bindings).toEqual([]);
+    expect(config.value.bindings).toEqual([]);
   });
 
   it('a directory bound again to the same list keeps its tag; null removes it; another list drops it', async () => {
@@ -68,7 +55,7 @@ describe('route tags', () => {
     await bindList(h.gateway, config, '/r', { id: a.id }, { tag: 'web' });
     const moved = await bindList(h.gateway, config, '/r', { id: b.id });
     expect(moved.binding).toEqual({ cwd: '/r', projectId: b.id, label: 'b' });
-    expect(config.current.bindings).toHaveLength(1);
+    expect(config.value.bindings).toHaveLength(1);
   });
 });
 
@@ -126,7 +113,7 @@ describe('binding by name', () => {
     expect(many.forPeople).toContain(`${many.near.map((n) => `"${n}"`).join(', ')} are close`);
     const ids = many.message.slice(many.message.indexOf('(') + 1, many.message.indexOf(')')).split(', ');
     expect(ids).toEqual(many.near.map((n) => lists.find((p) => p.name === n)?.id));
-    expect(config.current.bindings).toEqual([]);
+    expect(config.value.bindings).toEqual([]);
   });
 });
 
@@ -143,7 +130,7 @@ describe('what a bind keeps', () => {
     const first = memoryConfig();
     await bindList(h.gateway, first, '/b', { id: list.id }, { tag: 'web' });
     expect((await bindList(h.gateway, first, '/c', { id: list.id })).binding).toEqual({ cwd: '/c', projectId: list.id, label: 'l' });
-    expect(first.current.bindings.find((b) => b.cwd === '/b')?.tag).toBe('web');
+    expect(first.value.bindings.find((b) => b.cwd === '/b')?.tag).toBe('web');
   });
 
   it('an archived list with a close name is no reason to refuse a new list', async () => {
@@ -162,7 +149,7 @@ describe('unbinding and the health of a bound list', () => {
     await bindList(h.gateway, config, '/r/sub', { id: list.id });
     expect(await unbindList(config, '/nothing')).toBeUndefined();
     expect(await unbindList(config, '/r/')).toMatchObject({ cwd: '/r', projectId: list.id });
-    expect(config.current.bindings.map((b) => b.cwd)).toEqual(['/r/sub']);
+    expect(config.value.bindings.map((b) => b.cwd)).toEqual(['/r/sub']);
     expect((await resolveBinding(config, '/r/sub/deeper'))?.cwd).toBe('/r/sub');
     expect(await resolveBinding(config, '/r')).toBeUndefined();
   });

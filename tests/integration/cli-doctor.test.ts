@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { INSTALL, PACKAGE_VERSION } from '../../src/cli/install-commands';
-import { SDK_OVERRIDES, SDK_PACKAGES, SDK_PATCH_LINES, SDK_WORKSPACE_LINES } from '../../src/doctor/sdk-profile';
+import { SDK_OVERRIDES, SDK_PACKAGES, SDK_PATCH_LINES, SDK_WORKSPACE_LINES } from '../../src/cli/doctor/sdk-profile';
 import { HostSeams } from '../../src/dsh/host-seams';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
 import { ROOT, makeCliHome, type CliHome } from '../helpers/cli-harness';
@@ -203,8 +203,9 @@ describe('dida-todo doctor', () => {
     await sim.close();
     const c = byId((await doctor({})).json);
     expect(c.token?.status).toBe('fail');
-    expect(c.token?.detail).toMatch(/Could not reach Dida/);
-    expect(c.token?.fix).toEqual(['dida-todo sim --use', 'start the simulator again (above), or go back to your real Dida:', 'dida-todo login --token -']);
+    // Said as status says it: the simulator is not running, and the README's command (its data kept) brings it back.
+    expect(c.token?.detail).toMatch(/^The simulator at http:\/\/127\.0\.0\.1:\d+\S* is not running \(start it with `dida-todo sim --use --data ~\/\.local\/share\/dida-todo-sim\.json`/);
+    expect(c.token?.fix).toEqual(['dida-todo sim --use --data ~/.local/share/dida-todo-sim.json', 'start the simulator again (above), or go back to your real Dida:', 'dida-todo login --token -']);
     expect(c.binding?.status).toBe('warn');
     sim = await startSimulator();
   });

@@ -1,7 +1,8 @@
 // How the CLI gateway reads one finished `dida` run, and which flags it builds for a task.
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod/mini';
-import { interpret, taskFlags, type CommandSpec } from '../../src/dida/cli-gateway';
+import { interpret, type CommandSpec } from '../../src/dida/cli-output';
+import { taskFlags } from '../../src/dida/cli-args';
 import { DidaError } from '../../src/dida/dida-error';
 import { TaskSchema, type TaskUpdate } from '../../src/dida/types';
 

@@ -59,6 +59,13 @@ describe('sim --data keeps its address', () => {
     expect(second.run.out()).toContain('Same address and token as last time');
     const status = await h.run(['status', '--json']);
     expect(status.json()).toMatchObject({ ok: true, baseUrl: first.url, reachability: { ok: true, lists: 1 } });
+    await stopSim(second.run);
+    // With --use on the same address: it says a running dsh keeps working, and does not also ask for a restart.
+    const third = await startSim(['--use', '--data', data]);
+    expect(third.url).toBe(first.url);
+    expect(third.run.out()).toContain('keep working without a restart');
+    expect(third.run.out()).not.toContain('restart a running dsh');
+    expect(first.run.out()).toContain('restart a running dsh');
   });
 
   it('--port and --token win over the saved ones, and are kept from then on', async () => {

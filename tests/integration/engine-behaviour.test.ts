@@ -1,11 +1,11 @@
 // Engine behaviour over real HTTP against the simulator: bindings, sync, human edits, waiting, keepOpen, remote closes, recurrence, time gates.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bindList, resolveBinding, type ConfigPort } from '../../src/core/queue/bindings';
+import { bindList, resolveBinding } from '../../src/core/queue/bindings';
 import { WorkError } from '../../src/core/work/engine-context';
 import { REMINDER_TRIGGERS } from '../../src/core/phone/waiting';
 import { formatDidaDate } from '../../src/dida/dida-date';
-import { defaultConfig, type DidaTodoConfig } from '../../src/store/config-store';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
+import { memoryConfig } from '../helpers/dsh-fakes';
 
 let h: EngineHarness;
 const S = 'session-1';
@@ -18,19 +18,6 @@ afterEach(async () => {
   await h.close();
 });
 
-function memoryConfig(): ConfigPort & { current: DidaTodoConfig } {
-  const port = {
-    current: defaultConfig(),
-    async read() {
-      return port.current;
-    },
-    async update(fn: (c: DidaTodoConfig) => DidaTodoConfig) {
-      port.current = fn(port.current);
-      return port.current;
-    },
-  };
-  return port;
-}
 
 async function code(promise: Promise<unknown>): Promise<string> {
   try {
@@ -99,7 +86,7 @@ describe('bindings', () => {
     expect((await bindList(h.gateway, config, '/r', { id: open.id })).binding).toMatchObject({ projectId: open.id, label: 'open' });
     expect(await code(bindList(h.gateway, config, '/r2', { id: closed.id }))).toBe('list_closed');
     expect(await code(bindList(h.gateway, config, '/r3', { id: 'no-such-list' }))).toBe('list_missing');
-    expect(config.current.bindings.map((b) => b.projectId)).toEqual([open.id]);
+    expect(config.value.bindings.map((b) => b.projectId)).toEqual([open.id]);
   });
 
   it('sync reports a bound list that was deleted or archived', async () => {

@@ -2,7 +2,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DidaError } from '../../src/dida/dida-error';
 import { BACKOFF_MAX_MS } from '../../src/dida/request-budget';
-import { createHttpGateway, resolveBaseUrl, parseRetryAfter, type AttemptInfo } from '../../src/dida/http-gateway';
+import { createHttpGateway, resolveBaseUrl } from '../../src/dida/http-gateway';
+import { parseRetryAfter, type AttemptInfo } from '../../src/dida/http-transport';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
 import type { DidaGateway } from '../../src/dida/dida-gateway';
 

@@ -1,6 +1,7 @@
 // The simulator's Open API over real HTTP: auth, every endpoint's happy path, and request errors.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { SIM_ROUTES, startSimulator, type Simulator } from '../../src/sim/simulator';
+import { startSimulator, type Simulator } from '../../src/sim/simulator';
+import { SIM_ROUTES } from '../../src/sim/sim-routes';
 
 let sim: Simulator;
 

@@ -298,7 +298,7 @@ describe('dida_todo_setup', () => {
   it('advice from lower layers that names `--token <token>` reaches the model in the stdin form', async () => {
     const r = await setup({ action: 'status' }, { gateway: async () => Promise.reject(new DidaError({ code: 'auth', message: 'no' })) });
     expect(r).toEqual({ code: 'dida_unavailable', message: 'Dida cannot be used: the Dida token was rejected; run `dida-todo login --token -` again. Tell the person; do not retry.' });
-    expect((await setup({ action: 'status', colour: 1 })).message).toBe('Invalid arguments for dida_todo_setup: colour is not an argument of dida_todo_setup.');
+    expect((await setup({ action: 'status', colour: 1 })).message).toBe('Invalid arguments for dida_todo_setup: colour is not an argument of dida_todo_setup (its arguments are action, list_name, list_id, create, tag).');
   });
 });
 

@@ -1,7 +1,8 @@
 // The pure rules of src/core/queue/claim-release.ts: how far a Work got (settled steps in time order, deleted ones
 // not counted), whether a claim's holder is a session live on this machine, when a claim has lapsed, whose claim it is.
 import { describe, expect, it } from 'vitest';
-import { claimLapsed, heldBySession, holderGoneHere, holderLiveHere, whereItStopped } from '../../src/core/queue/claim-release';
+import { claimLapsed, heldBySession } from '../../src/core/queue/claim-release';
+import { holderGoneHere, holderLiveHere, whereItStopped } from '../../src/core/queue/claim-holders';
 import { heldElsewhere } from '../../src/core/queue/claims';
 import { heldByOtherSession } from '../../src/core/phone/phone-answers';
 import { DEFAULT_CLAIM_LEASE_MS } from '../../src/core/queue/claims';

@@ -1,6 +1,6 @@
 // What the doctor reads from dsh: the rows of `--dump-config` (with their inject lists) and the message of a failed run.
 import { describe, expect, it } from 'vitest';
-import { errorLine, parseDumpRows } from '../../src/doctor/dsh-probe';
+import { errorLine, parseDumpRows } from '../../src/cli/doctor/dsh-probe';
 
 describe('parseDumpRows', () => {
   it('reads id, name, disabled, source and the inject list in either YAML form', () => {

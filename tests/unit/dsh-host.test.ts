@@ -4,56 +4,15 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { getLocale } from '../../src/core/text/locale';
-import type { WorkEngine } from '../../src/core/engine/work-engine';
-import { emptyEngineState, type EngineState } from '../../src/core/work/work-state';
-import { DshHost } from '../../src/dsh/dsh-host';
-import { RowConfig } from '../../src/dsh/row-config';
+import { emptyEngineState } from '../../src/core/work/work-state';
 import type { DidaTodoConfig } from '../../src/store/config-store';
-import type { Runtime } from '../../src/wiring/runtime';
-import { bound, eventually, FakeClock, fakeAgent, fakeEngine, flush, memoryConfig, memoryState, personSays, queueOf, work, type FakeAgent } from '../helpers/dsh-fakes';
-import { fakeHost } from '../helpers/dsh-host-fake';
+import { bound, eventually, fakeAgent, flush, personSays, queueOf, work, type FakeAgent } from '../helpers/dsh-fakes';
+import { HOST_CWD as CWD, hostHarness, type HostHarnessOptions } from '../helpers/dsh-host-harness';
 
-const CWD = '/work/project';
 
-function setup(options: { row?: Record<string, unknown>; config?: DidaTodoConfig; state?: EngineState; services?: Record<string, unknown>; isAlive?: (pid: number) => boolean; runtime?: Record<string, unknown> } = {}) {
-  const clock = new FakeClock();
-  const state = memoryState(options.state);
-  const config = memoryConfig(options.config ?? bound(CWD));
-  const engine = fakeEngine();
-  const runtime = {
-    config,
-    state,
-    locks: { withLock: (_k: string, fn: () => Promise<unknown>) => fn() },
-    locale: getLocale('en'),
-    hostLabel: 'host-a',
-    corruptions: [],
-    gateway: vi.fn(async () => Promise.reject(new Error('no gateway here'))),
-    tokenSource: vi.fn(async () => undefined),
-    account: vi.fn(async () => Promise.reject(new Error('no account here'))),
-    paths: { lockDir: path.join(os.tmpdir(), `dida-host-locks-${process.pid}`) },
-    close: vi.fn(async () => undefined),
-    ...options.runtime,
-  } as unknown as Runtime & { close: ReturnType<typeof vi.fn> };
-  const host = fakeHost(options.services);
-  const resume = vi.fn(async ({ resumeSessionId }: { resumeSessionId: string }) => {
-    const agent = fakeAgent(resumeSessionId, { cwd: CWD });
-    host.agents.set(resumeSessionId, agent as never);
-    return { agent };
-  });
-  (host.ctx.agents as Record<string, unknown>).resume = resume;
-  const row = (RowConfig['~standard'].validate({ maxAutoContinue: 3, backoff: [1], ...options.row }) as { value: RowConfig }).value;
-  let ids = 0;
-  const plugin = new DshHost(host.ctx as never, row, { clock, runtime, engine: async () => engine as unknown as WorkEngine, newId: () => `m${++ids}`, pid: 1, isAlive: options.isAlive ?? (() => false) });
-  plugin.start();
-  const create = async (id = 's1', header: Record<string, unknown> = { cwd: CWD }): Promise<FakeAgent> => {
-    const agent = fakeAgent(id, header);
-    host.agents.set(id, agent as never);
-    host.emit('agent/created', { agent });
-    await flush();
-    return agent;
-  };
-  return { clock, state, config, engine, runtime, host, plugin, create, resume, ready: flush };
+/** The host harness, and a flush to let its background work run. */
+function setup(options: HostHarnessOptions = {}) {
+  return { ...hostHarness(options), ready: flush };
 }
 
 describe('DshHost.start', () => {

@@ -1,10 +1,10 @@
 // How the bundle declares the dsh versions it supports (decision 0120): no dsh peer range and no engines.dsh in the
 // manifest, so the version check reported from 0.1.7 (modelled in tests/helpers/peer-range.ts) admits every dsh; the
-// versions table doctor prints against (src/doctor/dsh-versions.ts) and the README and install tables that show it.
+// versions table doctor prints against (src/cli/doctor/dsh-versions.ts) and the README and install tables that show it.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { dshSupport, DSH_VERSIONS, needsHmrWorkarounds, parseVersion, TESTED_DSH } from '../../src/doctor/dsh-versions';
+import { dshSupport, DSH_VERSIONS, needsHmrWorkarounds, parseVersion, TESTED_DSH } from '../../src/cli/doctor/dsh-versions';
 import { peerCheck, satisfies } from '../helpers/peer-range';
 
 const root = path.resolve(import.meta.dirname, '../..');

@@ -5,7 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { removeOwnTempFiles } from '../../src/cli/cli-interrupt';
-import { closestWord, editDistance, nearListNames, normaliseListName } from '../../src/cli/near-miss';
+import { closestWord } from '../../src/cli/near-miss';
+import { editDistance, nearListNames, normaliseListName } from '../../src/core/text/near-names';
 
 describe('editDistance', () => {
   it('counts an insertion, a deletion, a substitution and a swap of neighbours as one edit each, by code point', () => {

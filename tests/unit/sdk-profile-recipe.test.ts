@@ -1,10 +1,10 @@
-// One sdk profile recipe: the e2e installer (scripts/install-dsh.mjs), the doctor (src/doctor/sdk-profile.ts) and the
+// One sdk profile recipe: the e2e installer (scripts/install-dsh.mjs), the doctor (src/cli/doctor/sdk-profile.ts) and the
 // steps of the docs page the READMEs link (docs/sdk.md, docs/sdk.zh.md) name the same packages, overrides and rows.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { SDK_OVERRIDES, SDK_PACKAGES, SDK_PATCH_LINES, SDK_WORKSPACE_LINES } from '../../src/doctor/sdk-profile';
+import { SDK_OVERRIDES, SDK_PACKAGES, SDK_PATCH_LINES, SDK_WORKSPACE_LINES } from '../../src/cli/doctor/sdk-profile';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const installer = readFileSync(path.join(root, 'scripts', 'install-dsh.mjs'), 'utf8');

@@ -102,7 +102,8 @@ describe('validateArgs', () => {
   });
 
   it('names unknown top-level arguments and reports at most four problems', () => {
-    expect(problems({ name: 'a', shade: 1 })).toBe('Invalid arguments for probe: shade is not an argument of probe.');
+    // A wrong name is answered with the right ones.
+    expect(problems({ name: 'a', shade: 1 })).toBe('Invalid arguments for probe: shade is not an argument of probe (its arguments are name, colour, count, ratio, flag, tags, loose, item, open).');
     const many = problems({ name: 1, colour: 'x', count: 'x', flag: 'x', ratio: 'x' });
     expect(many).toBe('Invalid arguments for probe: name must be a string; colour must be one of "red", "green", got "x"; count must be a whole number; ratio must be a number.');
   });

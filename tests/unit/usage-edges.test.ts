@@ -2,23 +2,8 @@
 // cache price falling back to the input price, the price's decimals, rounds and allowances, and which limit is first.
 import { describe, expect, it } from 'vitest';
 import { getLocale } from '../../src/core/text/locale';
-import {
-  addUsage,
-  allowanceNow,
-  answerUsage,
-  DEFAULT_SPEND_LIMITS,
-  emptyUsage,
-  estimatedCost,
-  formatMinutes,
-  formatTokens,
-  overLimit,
-  roundOf,
-  roundUsage,
-  usageLine,
-  usageOf,
-  workUsage,
-  type Usage,
-} from '../../src/core/usage/usage';
+import { addUsage, allowanceNow, answerUsage, DEFAULT_SPEND_LIMITS, emptyUsage, estimatedCost, formatMinutes, formatTokens, overLimit, roundOf, roundUsage, usageLine, usageOf, workUsage } from '../../src/core/usage/usage';
+import type { Usage } from '../../src/core/work/usage-schema';
 
 const zh = getLocale('zh');
 const en = getLocale('en');

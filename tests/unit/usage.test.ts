@@ -2,7 +2,8 @@
 // spend guard's limits counted from the allowance the person gave.
 import { describe, expect, it } from 'vitest';
 import { getLocale } from '../../src/core/text/locale';
-import { addUsage, allowanceNow, answerUsage, emptyUsage, estimatedCost, formatTokens, overLimit, totalTokens, usageLine, workUsage, type Usage } from '../../src/core/usage/usage';
+import { addUsage, allowanceNow, answerUsage, emptyUsage, estimatedCost, formatTokens, overLimit, totalTokens, usageLine, workUsage } from '../../src/core/usage/usage';
+import type { Usage } from '../../src/core/work/usage-schema';
 
 const zh = getLocale('zh');
 const en = getLocale('en');

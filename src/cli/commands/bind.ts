@@ -6,7 +6,7 @@ import { helpText, parseArgs, UsageError, type FlagSpec } from '../cli-args';
 import type { CliIo } from '../cli-io';
 import { CliFailure, createStyle, EXIT, printJson, withProgress } from '../cli-output';
 import { connect, CWD_FLAG, explainDidaFailure, globalOptions, GLOBAL_FLAGS, openCliRuntime, stringFlag, targetDir, type CliContext } from '../cli-runtime';
-import { nearListNames } from '../near-miss';
+import { nearListNames } from '../../core/text/near-names';
 import { safeText } from '../terminal-text';
 import { bindList, type BindOptions, type BindTarget } from '../../core/queue/bindings';
 import type { DidaGateway } from '../../dida/dida-gateway';

@@ -32,7 +32,7 @@ export function findPackageRoot(from: string): string | undefined {
 
 /** True when `root` is a clone with the demo's sources (an installed bundle ships only dsh-plugin/ and locale/). */
 export function isClone(root: string | undefined): boolean {
-  return !!root && fs.existsSync(path.join(root, 'scripts', 'demo.mjs')) && fs.existsSync(path.join(root, 'src', 'demo', 'main.ts'));
+  return !!root && fs.existsSync(path.join(root, 'scripts', 'demo.mjs')) && fs.existsSync(path.join(root, 'src', 'cli', 'demo', 'main.ts'));
 }
 
 function here(): string {

@@ -4,10 +4,10 @@ import type { CliIo } from '../cli-io';
 import { createStyle, EXIT, printJson, withProgress, type Style } from '../cli-output';
 import { CWD_FLAG, globalOptions, GLOBAL_FLAGS, openCliRuntime, stringFlag, targetDir, type CliContext } from '../cli-runtime';
 import { afterLabel, displayWidth, padDisplay } from '../terminal-text';
-import { DOCTOR_CHECKS } from '../../doctor/doctor-checks';
-import type { CheckResult, CheckStatus, DoctorCheck } from '../../doctor/doctor-types';
-import { liveCheck } from '../../doctor/live-check';
-import { doctorContext, runChecks } from '../../doctor/run-doctor';
+import { DOCTOR_CHECKS } from '../doctor/doctor-checks';
+import type { CheckResult, CheckStatus, DoctorCheck } from '../doctor/doctor-types';
+import { liveCheck } from '../doctor/live-check';
+import { doctorContext, runChecks } from '../doctor/run-doctor';
 
 const FLAGS: Record<string, FlagSpec> = {
   profile: { type: 'string', valueName: 'name', description: 'cli.doctor.flag.profile' },

@@ -3,7 +3,8 @@
 import { helpText, intFlag, parseArgs, UsageError, type FlagSpec } from '../cli-args';
 import type { CliIo } from '../cli-io';
 import { CliFailure, createStyle, describeFailure, EXIT, printJson, withProgress } from '../cli-output';
-import { endpointFrom, globalOptions, GLOBAL_FLAGS, openCliRuntime, quickGateway, stringFlag, type CliContext, type Endpoint } from '../cli-runtime';
+import { endpointFrom, globalOptions, GLOBAL_FLAGS, openCliRuntime, quickGateway, stringFlag, type CliContext } from '../cli-runtime';
+import type { Endpoint } from '../../wiring/runtime';
 import { loginChange, saveTokenAndEndpoint } from '../credentials-save';
 import { simulatorDownMessage } from '../sim-address';
 import { DEFAULT_OAUTH_PORT, DEFAULT_OAUTH_TIMEOUT_SECONDS, OAUTH_BASES } from '../oauth-flow';

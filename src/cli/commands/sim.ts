@@ -89,7 +89,8 @@ export async function simCommand(argv: readonly string[], io: CliIo, ctx: CliCon
     io.out('\n');
     if (use) {
       io.out(`${t('cli.sim.used', { config: displayPath(runtime.paths.configFile, home), credentials: displayPath(runtime.paths.credentialsFile, home) })}\n`);
-      io.out(`${t('cli.sim.restartDsh')}\n    dsh --profile web\n`);
+      // On the same address and token a running dsh keeps working; only a new address needs its restart.
+      if (!(sameAddress && addressFile)) io.out(`${t('cli.sim.restartDsh')}\n    dsh --profile web\n`);
     } else {
       io.out(`${t('cli.sim.pointCli')}\n    echo ${sim.token} | dida-todo login --token - --base-url ${sim.baseUrl}\n`);
       io.out(`${t('cli.sim.pointDsh')}\n    dsh --profile web\n`);

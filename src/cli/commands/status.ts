@@ -5,22 +5,8 @@ import { helpText, parseArgs, type FlagSpec } from '../cli-args';
 import type { CliIo } from '../cli-io';
 import type { CliText } from '../cli-locale';
 import { configErrorMessage, createStyle, describeFailure, EXIT, printJson, withProgress, type ExitCode, type Style } from '../cli-output';
-import {
-  CWD_FLAG,
-  describeEndpoint,
-  describeSource,
-  endpointFrom,
-  findToken,
-  globalOptions,
-  GLOBAL_FLAGS,
-  openCliRuntime,
-  quickGateway,
-  rejectionMessage,
-  targetDir,
-  type CliContext,
-  type Endpoint,
-  type TokenInfo,
-} from '../cli-runtime';
+import { CWD_FLAG, describeEndpoint, describeSource, endpointFrom, findToken, globalOptions, GLOBAL_FLAGS, openCliRuntime, quickGateway, rejectionMessage, targetDir, type CliContext, type TokenInfo } from '../cli-runtime';
+import type { Endpoint } from '../../wiring/runtime';
 import { simulatorDownMessage } from '../sim-address';
 import { displayWidth, padDisplay, safeText } from '../terminal-text';
 import { checkList } from '../../core/queue/bindings';

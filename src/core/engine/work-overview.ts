@@ -1,11 +1,12 @@
 // What a person asks of the open Works of a list, from the local state alone: who holds each one (machine, session,
 // since when, alive or not), why it waits, and the progress comments that have waited long.
-import { holderLiveHere } from '../queue/claim-release';
+import { holderLiveHere } from '../queue/claim-holders';
 import { askLine } from '../phone/desk-asks';
 import { DEFAULT_CLAIM_LEASE_MS } from '../queue/claims';
 import { longWaiting } from '../work/outbox';
 import { SETTLED, visibleSteps, type EngineState } from '../work/work-state';
-import { usageOf, workUsage, type Usage } from '../usage/usage';
+import { usageOf, workUsage } from '../usage/usage';
+import type { Usage } from '../work/usage-schema';
 
 /** Why a Work waits, as status says it: the agent asked, continuation gave up, a model failure, or the person paused it. */
 export type WaitReason = 'asked' | 'exhausted' | 'auth' | 'quota' | 'invalid_request' | 'limit' | 'unknown' | 'spend' | 'paused';

@@ -4,7 +4,6 @@
 import { DEFAULT_CLAIM_LEASE_MS, earliestLiveClaim, parseClaim, parseClaimEnd } from './claims';
 import { holderGoneHere, holderLiveHere, hostLabelOf, postRelease, sessionTag, whereItStopped } from './claim-holders';
 
-export { holderGoneHere, holderLiveHere, postRelease, whereItStopped, type LiveMark } from './claim-holders';
 import type { EngineDeps } from '../work/engine-context';
 import { MAX_COMMENT_LENGTH, sanitizeForDida } from '../text/text-guard';
 import { loadWork, saveWork, withWork } from '../work/work-io';

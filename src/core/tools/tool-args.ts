@@ -52,7 +52,10 @@ export function validateArgs(args: Record<string, unknown>, params: Record<strin
     return { code: 'invalid_argument', message: `${tool} takes an object of arguments.` };
   }
   for (const [key, spec] of Object.entries(params)) check(args[key], spec, key, problems);
-  for (const key of Object.keys(args)) if (!(key in params)) problems.push(`${key} is not an argument of ${tool}`);
+  const unknown = Object.keys(args).filter((key) => !(key in params));
+  for (const key of unknown) problems.push(`${key} is not an argument of ${tool}`);
   if (problems.length === 0) return undefined;
-  return { code: 'invalid_argument', message: `Invalid arguments for ${tool}: ${problems.slice(0, 4).join('; ')}.` };
+  // A wrong name is answered with the right ones (`name` for `list_name`, say).
+  const known = unknown.length > 0 ? ` (its arguments are ${Object.keys(params).join(', ')})` : '';
+  return { code: 'invalid_argument', message: `Invalid arguments for ${tool}: ${problems.slice(0, 4).join('; ')}${known}.` };
 }

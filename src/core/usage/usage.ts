@@ -3,7 +3,6 @@
 import type { Locale } from '../text/locale';
 import type { ModelUsage, Pricing, SpendLimits, Usage, UsageAllowance, WorkUsage } from '../work/usage-schema';
 
-export { ModelPriceSchema, UsageAllowanceSchema, UsageSchema, type ModelPrice, type ModelUsage, type Pricing, type SpendLimits, type Usage, type UsageAllowance, type WorkUsage, WorkUsageSchema } from '../work/usage-schema';
 
 /** A Work's recorded usage with the Work's round (the state's `usage` entry and `works[key].round`). */
 export interface UsageHolder {

@@ -4,7 +4,6 @@ import { withLockHeld } from '../../dida/request-budget';
 import type { Comment, Task } from '../../dida/types';
 import type { EngineDeps, HeldLock } from './engine-context';
 import { WorkError } from './engine-context';
-import { occurrenceKey } from '../time/schedule';
 import { reconcileWork, type ReconcileResult } from './work-reconcile';
 import { workKey, type EngineState, type WorkRecord } from './work-state';
 import { randomBytes } from 'node:crypto';
@@ -130,10 +129,6 @@ export function reconcileWithTask(deps: EngineDeps, work: WorkRecord, task: Task
     newStepId: stepIdFactory(deps, state),
     occurrence: work.occurrence,
   });
-}
-
-export function occurrenceOf(task: Task, zone: string): string {
-  return occurrenceKey(task, zone);
 }
 
 /**

@@ -48,3 +48,32 @@ export function useDshWorld(set: (world: DshWorld) => void, options: WorldOption
     world = undefined;
   });
 }
+
+/** Polls `probe` every 100 ms until it returns a truthy value; throws after `timeoutMs` with the tail of what `of` printed. */
+export async function until<T>(what: string, probe: () => T | undefined | false, timeoutMs: number, of?: { stderr(): string } | (() => string)): Promise<T> {
+  const stderr = typeof of === 'function' ? of : () => of?.stderr() ?? '';
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${stderr().slice(-3000)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/**
+ * Binds `world.project` to a fresh simulator list named `name` in the test home's config.yaml (with `extra` YAML
+ * lines after the binding); returns the list id.
+ */
+export function bindProject(world: Pick<DshWorld, 'home' | 'sim' | 'project'>, name: string, extra = ''): string {
+  const configDir = path.join(world.home, '.test-xdg', 'config', 'dida-todo');
+  fs.mkdirSync(configDir, { recursive: true });
+  const listId = world.sim.seedProject({ name }).id;
+  fs.writeFileSync(path.join(configDir, 'config.yaml'), `baseUrl: ${world.sim.baseUrl}\nbindings:\n  - cwd: ${world.project}\n    projectId: ${listId}\n    label: ${name}\n${extra}`);
+  return listId;
+}
+
+/** The tool results a model request carried (what dsh sent back for each tool call), in order. */
+export function toolResults(request: { body?: any }): string[] {
+  return (request.body?.messages ?? []).filter((m: { role?: string }) => m.role === 'tool').map((m: { content?: unknown }) => String(m.content));
+}
