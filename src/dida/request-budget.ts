@@ -100,7 +100,7 @@ export const MIN_SHARE = 1 / 8;
 /** 429s within this long of a cut are the same burst: they cut the share once. */
 export const CUT_GAP_MS = 10_000;
 /** After a cut the share stays put this long: the five-minute window must first lose the requests of before the cut. */
-export const HOLD_AFTER_CUT_MS = FIVE_MINUTES_MS;
+export const HOLD_AFTER_CUT_MS = 5 * MINUTE_MS;
 /** While the budget holds requests back, the share grows by this much of the configured limits per minute. */
 export const RAISE_PER_MINUTE = 1 / 32;
 /**

@@ -116,13 +116,18 @@ describe('status', () => {
     const now = Date.now();
     await mkdir(path.join(h.stateDir, 'budget'), { recursive: true });
     const stamps = [now - 4 * 60_000, now - 3 * 60_000, now - 30_000, now - 20_000, now - 10_000];
-    await writeFile(path.join(h.stateDir, 'budget', '0123456789abcdef.json'), JSON.stringify({ stamps, baseUrl: sim.baseUrl, pausedUntil: now + 60_000, strikes: 1 }));
+    // Dida's 429 a minute ago halved the machine's share (another machine uses the account too).
+    const cut = now - 60_000;
+    await writeFile(path.join(h.stateDir, 'budget', '0123456789abcdef.json'), JSON.stringify({ stamps, baseUrl: sim.baseUrl, pausedUntil: now + 60_000, strikes: 1, share: 0.5, cutAt: cut, cutFrom: 1, raisedAt: cut }));
     const config = await readFile(h.configFile, 'utf8');
     await writeFile(h.configFile, `${config}budget:\n  perMinute: 30\n  perFiveMinutes: 100\n`);
     const json = (await h.run(['status', ...base, '--json'])).json<StatusJson & { budget: unknown }>();
-    expect(json.budget).toEqual([{ baseUrl: sim.baseUrl, perMinute: 30, perFiveMinutes: 100, usedLastMinute: 3, usedLastFiveMinutes: 5, pausedUntil: new Date(now + 60_000).toISOString() }]);
+    expect(json.budget).toEqual([
+      { baseUrl: sim.baseUrl, perMinute: 30, perFiveMinutes: 100, usedLastMinute: 3, usedLastFiveMinutes: 5, pausedUntil: new Date(now + 60_000).toISOString(), sharePercent: 50, sharedSince: new Date(cut).toISOString() },
+    ]);
     const human = await h.run(['status', ...base]);
     expect(human.out).toMatch(/Budget\s+30\/min and 100\/5 min for this machine; used 3 in the last minute, 5 in the last 5 minutes/);
+    expect(human.out).toContain('this machine takes 50% of it now: Dida answered 429 at');
     expect(human.out).toContain('Dida answered 429: every process waits until');
   });
 

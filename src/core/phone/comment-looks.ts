@@ -25,7 +25,7 @@ export const REVIEW_LOOKS_PER_SYNC = 1;
  * And reviews due by time alone are looked at no sooner than this after the last look at any review of the list: with
  * n reviews open, each is read about every n minutes (but never less often than its own gap says once it is alone).
  */
-export const REVIEW_LOOK_SPACING_MS = MINUTE;
+export const REVIEW_LOOK_SPACING_MS = 60_000;
 
 /**
  * The least time between two looks, by how long the review or the wait has lasted: a question the agent just asked is
