@@ -1,4 +1,5 @@
-// A worker process that drives one Work to acceptance step by step; the crash test kills it at random moments.
+// A worker process that drives one Work to acceptance step by step (its step changes left to the background writer, as
+// the todo tool leaves them); the crash test kills it at random moments.
 // argv: <stateDir> <baseUrl> <token> <projectId> <sessionId>. Exit 0 once the Work is sent for review.
 import path from 'node:path';
 import { getLocale } from '../../src/core/text/locale';
@@ -33,7 +34,10 @@ for (let round = 0; round < 40; round++) {
   const next = visibleSteps(work).find((s) => !SETTLED.has(s.status));
   if (next) {
     const to = next.status === 'pending' ? 'in_progress' : 'completed';
-    await engine.changeSteps(sessionId, [{ op: 'update', step: next.id, status: to, ...(to === 'completed' ? { resolution: `完成了${next.title}` } : {}) }]);
+    // As a tool call makes it: recorded, then written by the background writer (here every other round, or at settle),
+    // so kills land between the result and the write too.
+    await engine.changeSteps(sessionId, [{ op: 'update', step: next.id, status: to, ...(to === 'completed' ? { resolution: `完成了${next.title}` } : {}) }], undefined, { background: true });
+    if (round % 2 === 0) await engine.flushComments();
     continue;
   }
   await engine.settle(sessionId);
