@@ -34,7 +34,7 @@ export interface RowConfig {
   pollIntervalMinutes: number;
   /** Exact human messages that allow one turn to pick work from the whole queue. */
   queueTriggers: string[];
-  /** Seconds progress comments wait so a step's start and finish (or a burst of completions) go out as one. */
+  /** Seconds step changes and their progress comments wait so a burst of them (a step's start and finish) goes to Dida as one write and one comment. */
   progressWindowSeconds: number;
   /** Whole comments by the list's owner on a running Work that pause it at the next step; [] turns them off. */
   stopPhrases: string[];
