@@ -4,6 +4,7 @@ import type { EngineDeps } from '../core/work/engine-context';
 import { boundaryWork, checkBoundary, pauseWork } from '../core/phone/phone-pause';
 import { PAUSE_CHECK_INTERVAL_MS } from '../core/phone/phone-signals';
 import { stopForSpend } from '../core/phone/spend-stop';
+import { holderOf } from '../core/queue/claim-holders';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
 import type { EngineState, WorkRecord } from '../core/work/work-state';
@@ -24,6 +25,8 @@ interface Seen {
   key?: string;
   priority?: number;
   readAt?: number;
+  /** The session went idle since the stretch began: its next look reads Dida. */
+  idled?: boolean;
 }
 
 /**
@@ -111,7 +114,10 @@ export class PauseGuard {
    */
   onIdle(track: AgentTrack): void {
     const seen = this.seen.get(track);
-    if (seen) delete seen.readAt;
+    if (seen) {
+      delete seen.readAt;
+      seen.idled = true;
+    }
   }
 
   /**
@@ -155,10 +161,15 @@ export class PauseGuard {
         seen = this.restored(state, track.sessionId, current.key);
         this.seen.set(track, seen);
       }
-      // A Work this session created moments ago cannot have been paused from the phone yet: Dida is not read for it.
-      const justCreated = current.work.origin === 'agent' && this.deps.clock.now() - current.work.createdAt < PAUSE_CHECK_INTERVAL_MS;
-      const readDida = options.readDida ?? (!justCreated && (seen.readAt === undefined || now - seen.readAt >= PAUSE_CHECK_INTERVAL_MS));
+      // A Work this session created moments ago cannot have been paused from the phone yet, and one it claimed moments
+      // ago was just read (the list for its priority, its comments for the claim): Dida is not read for it again.
       const deps = await this.engineDeps();
+      const justCreated = current.work.origin === 'agent' && this.deps.clock.now() - current.work.createdAt < PAUSE_CHECK_INTERVAL_MS;
+      // (Only at the first look of a stretch that has seen nothing: not after idle, nor after a restart that kept a priority.)
+      const claim = current.work.claim;
+      const fresh = seen.priority === undefined && !seen.idled;
+      const justClaimed = fresh && claim?.holder === holderOf(deps, track.sessionId) && this.deps.clock.now() - claim.at < PAUSE_CHECK_INTERVAL_MS;
+      const readDida = options.readDida ?? (!justCreated && !justClaimed && (seen.readAt === undefined || now - seen.readAt >= PAUSE_CHECK_INTERVAL_MS));
       const check = await checkBoundary(deps, track.sessionId, {
         stopPhrases: this.stopPhrases(),
         readDida,

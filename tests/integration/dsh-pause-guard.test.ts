@@ -1,6 +1,6 @@
 // The pause guard (src/dsh/pause-guard.ts) over the engine and the Dida simulator: what it logs when the person pauses
 // from the phone (and whether the turn is stopped), the spend limit, a turn that cannot be cancelled, the stretch's
-// priority written only when it changes, a Work the session just created, and failures that are logged.
+// priority written only when it changes, a Work the session just created or claimed, and failures that are logged.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { StatePort } from '../../src/core/work/engine-context';
 import { PAUSE_CHECK_INTERVAL_MS } from '../../src/core/phone/phone-signals';
@@ -247,8 +247,19 @@ describe('what is not looked at', () => {
     expect(eh.sim.totalRequests()).toBe(0);
   });
 
+  it('a Work the session claimed moments ago is not read at its first boundary (the claim just read it); later it is', async () => {
+    const t = await setup();
+    eh.sim.resetCounters();
+    expect(await t.guard.atBoundary(t.track, true)).toBe(false);
+    expect(eh.sim.totalRequests()).toBe(0);
+    await t.clock.advance(PAUSE_CHECK_INTERVAL_MS);
+    await t.guard.atBoundary(t.track, true);
+    expect(eh.sim.counters()).toEqual({ 'GET /project/{pid}/task/{tid}': 1, 'GET /project/{pid}/task/{tid}/comments': 1 });
+  });
+
   it('todo_work calls are boundaries too; a call without an agent or of an unknown agent is not', async () => {
     const t = await setup();
+    await t.clock.advance(PAUSE_CHECK_INTERVAL_MS);
     eh.sim.resetCounters();
     await t.guard.afterToolCall({ tool: 'todo_work', exec: { agent: t.agent } });
     const after = eh.sim.totalRequests();

@@ -160,6 +160,10 @@ export class WorkEngine {
     const state = await this.deps.state.read();
     const peers = peersActive(state, projectId, this.deps.now(), this.deps.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS);
     for (const entry of peers ? orderForMachine(queue.ranked, hostLabelOf(this.deps)) : queue.ranked) {
+      // Another session took it since the queue was read (this machine's record says so): no look at its comments.
+      const now = await this.deps.state.read();
+      const record = now.works[entry.candidate.taskId];
+      if (record && heldElsewhere(this.deps, record, sessionId, now)) continue;
       const outcome = await claimWork(this.deps, entry.candidate.taskId, sessionId);
       if (outcome.status === 'won') {
         if (options.makeCurrent !== false) await this.touch(sessionId, entry.candidate.taskId, true);
