@@ -1,6 +1,6 @@
 // Per-agent live state of the adapter: binding, queue grant, person's messages, panel snapshot, background work.
 import type { Binding } from '../store/config-store';
-import type { HostAgent, UserMessageLike } from './ports';
+import type { HostAgent, UserMessageLike } from '../runtime/session/session-ports';
 
 export interface AgentTrack {
   agent: HostAgent;

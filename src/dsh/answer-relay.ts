@@ -5,7 +5,8 @@ import { routeFor } from '../core/queue/route-tags';
 import type { DidaTodoConfig } from '../store/config-store';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
-import { canWake, personIsWaiting, pluginMessage, sendOwnMessage, type PreStepArgs } from './ports';
+import { canWake, personIsWaiting, pluginMessage, sendOwnMessage } from '../runtime/session/messages';
+import type { PreStepArgs } from '../runtime/session/session-ports';
 import type { StretchCounter } from './stretch-counter';
 
 /** How long the first step of a turn waits for the session's first read of its list (which may carry an answer). */

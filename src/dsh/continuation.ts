@@ -4,7 +4,9 @@ import { backoffDelayMs, continuationMessage, decideContinuation, unfinishedWork
 import { classifyFailure, type StopVerdict } from '../core/continuation/stop-policy';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
-import { goalOf, personIsWaiting, sendOwnMessage, type RequestErrorArgs } from './ports';
+import { goalOf } from './ports';
+import { personIsWaiting, sendOwnMessage } from '../runtime/session/messages';
+import type { RequestErrorArgs } from '../runtime/session/session-ports';
 import type { StretchCounter } from './stretch-counter';
 
 /** A model-facing note that becomes part of the session's history right away (so the very next request carries it). */

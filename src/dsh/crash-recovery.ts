@@ -10,7 +10,9 @@ import { findBinding, type DidaTodoConfig } from '../store/config-store';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
 import type { WaitMark } from './continuation';
-import { goalOf, optionalServices, personIsWaiting, pluginMessage, sendOwnMessage, type HostAgent } from './ports';
+import { goalOf, optionalServices } from './ports';
+import { personIsWaiting, pluginMessage, sendOwnMessage } from '../runtime/session/messages';
+import type { HostAgent } from '../runtime/session/session-ports';
 import { THIS_PROCESS, type MarkedSession, type TurnMarker } from './turn-markers';
 
 /** How long a resume waits for dsh's agent factory and the resumed agent to become idle. */

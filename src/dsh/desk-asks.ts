@@ -12,7 +12,7 @@ import { withRequestPriority } from '../dida/request-budget';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
 import { PAUSE_CANCEL_REASON } from './pause-guard';
-import type { ApprovalOutcome, ApprovalRequest, QuestionAnswer, QuestionRequest } from './ports';
+import type { ApprovalOutcome, ApprovalRequest, QuestionAnswer, QuestionRequest } from '../runtime/session/session-ports';
 
 /**
  * When the looks at Dida for an answer come, by how long the request has waited: a person who was just asked is

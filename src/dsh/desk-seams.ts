@@ -4,7 +4,8 @@
 import { processAlive } from '../common/process-alive';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { DeskAskOptions, DeskAsks } from './desk-asks';
-import type { ApprovalOutcome, ApprovalRequest, HostContext, QuestionAnswer, QuestionRequest, UserQuestionsService } from './ports';
+import type { HostContext, UserQuestionsService } from './ports';
+import type { ApprovalOutcome, ApprovalRequest, QuestionAnswer, QuestionRequest } from '../runtime/session/session-ports';
 
 export interface DeskHandlers {
   question(request: QuestionRequest, original: (request: QuestionRequest) => Promise<QuestionAnswer>): Promise<QuestionAnswer>;

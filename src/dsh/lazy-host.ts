@@ -16,7 +16,9 @@ import { registerDeskSeams } from './desk-seams';
 import { SYSTEM_PROMPT_SECTION } from './prompt-text';
 import type { DshHost } from './dsh-host';
 import { ANNOUNCE_AFTER_MS, HostSeams, type SeamId } from './host-seams';
-import { isPersonSource, onOwnKindRefused, optionalServices, textOf, type HostAgent, type HostContext, type HostToolDefinition, type PreStepArgs, type PreStepDecision, type RequestErrorArgs, type SessionEvent, type ToolExecution, type UserMessageLike } from './ports';
+import { optionalServices, type HostContext, type HostToolDefinition } from './ports';
+import { isPersonSource, onOwnKindRefused, textOf } from '../runtime/session/messages';
+import type { HostAgent, PreStepArgs, PreStepDecision, RequestErrorArgs, SessionEvent, ToolExecution, UserMessageLike } from '../runtime/session/session-ports';
 import type { RowConfig } from './row-config';
 import { toJsonSchema } from './tool-bridge';
 

@@ -18,7 +18,7 @@ import { nextPacedLook } from '../core/engine/sync-looks';
 import { pollNote, type PollCandidate, type Poller } from './poller';
 import { retrySettles } from './poll-upkeep';
 import { resumePending, turnPending, type TurnMarker } from './turn-markers';
-import { canWake, sendOwnMessage } from './ports';
+import { canWake, sendOwnMessage } from '../runtime/session/messages';
 import type { StretchCounter } from './stretch-counter';
 
 /** How often each process looks at the shared state: offers for its sessions, elections, polls that fall due. */

@@ -7,7 +7,8 @@ import { stopForSpend } from '../core/phone/spend-stop';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
 import type { EngineState, WorkRecord } from '../core/work/work-state';
-import { pluginMessage, type PreStepArgs, type ToolExecution } from './ports';
+import { pluginMessage } from '../runtime/session/messages';
+import type { PreStepArgs, ToolExecution } from '../runtime/session/session-ports';
 
 /** The cause the cancelled turn ends with (`turn/end` `{kind:'aborted', reason:{kind:'hook', reason}}`). */
 export const PAUSE_CANCEL_REASON = 'dida-todo: the person paused the Work in Dida';

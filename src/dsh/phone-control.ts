@@ -6,7 +6,7 @@ import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
 import type { AnswerRelay } from './answer-relay';
 import type { PauseGuard } from './pause-guard';
-import type { PreStepArgs, ToolExecution } from './ports';
+import type { PreStepArgs, ToolExecution } from '../runtime/session/session-ports';
 import type { SessionNotices } from './session-notices';
 import type { StretchCounter } from './stretch-counter';
 

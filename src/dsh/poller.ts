@@ -10,7 +10,7 @@ import type { Binding } from '../store/config-store';
 import { withRequestPriority } from '../dida/request-budget';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
-import { canWake, sendOwnMessage } from './ports';
+import { canWake, sendOwnMessage } from '../runtime/session/messages';
 import type { StretchCounter } from './stretch-counter';
 
 /** Longest Work title shown in the wake note. */

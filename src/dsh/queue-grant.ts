@@ -4,7 +4,8 @@ import { routeFor } from '../core/queue/route-tags';
 import { detectQueueGrant, renderQueuePayload, type QueuePayloadStrings, type RankedWork } from '../core/queue/queue-policy';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
-import { pluginMessage, type UserMessageLike } from './ports';
+import { pluginMessage } from '../runtime/session/messages';
+import type { UserMessageLike } from '../runtime/session/session-ports';
 
 /** Largest queue text added to a turn (characters). */
 export const QUEUE_PAYLOAD_MAX = 8_000;

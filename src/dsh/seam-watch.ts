@@ -6,7 +6,7 @@ import { turnEnding } from '../core/continuation/continuation-policy';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import { inBackground, type AgentTrack } from './agent-tracker';
 import { seamOf, type HostSeams } from './host-seams';
-import type { SessionEvent } from './ports';
+import type { SessionEvent } from '../runtime/session/session-ports';
 
 export class SeamWatch {
   constructor(

@@ -15,7 +15,9 @@ import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
 import type { LiveBinding } from './live-binding';
 import { PAUSE_CANCEL_REASON } from './pause-guard';
-import { canWake, sendOwnMessage, type HostAgent, type SlashInvocation, type SlashResult } from './ports';
+import type { SlashInvocation, SlashResult } from './ports';
+import { canWake, sendOwnMessage } from '../runtime/session/messages';
+import type { HostAgent } from '../runtime/session/session-ports';
 import type { StretchCounter } from './stretch-counter';
 
 /** Works listed in a `/dida queue` answer at most. */

@@ -6,7 +6,7 @@ import type { Usage } from '../core/work/usage-schema';
 import { recordUsage, usageTarget } from '../core/usage/usage-records';
 import { messageOf, type AdapterDeps } from './adapter-deps';
 import type { AgentTrack } from './agent-tracker';
-import type { SessionEvent } from './ports';
+import type { SessionEvent } from '../runtime/session/session-ports';
 
 interface Meter {
   /** When the time of the open turn was last counted (undefined: no turn open). */

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { SEAM_REPORT_FILE } from '../../src/dsh/host-seams';
-import { isOwnSource } from '../../src/dsh/ports';
+import { isOwnSource } from '../../src/runtime/session/messages';
 import { GRANT_HEAD } from '../../src/dsh/queue-grant';
 import type { Simulator } from '../../src/sim/simulator';
 import { contentFilter, text, toolCall, type FakeModel } from './harness/fake-model';

@@ -9,7 +9,8 @@ import { emptyEngineState, type EngineState, type WorkRecord } from '../../src/c
 import type { AdapterDeps, EnginePort } from '../../src/dsh/adapter-deps';
 import { AgentTracker } from '../../src/dsh/agent-tracker';
 import type { Clock } from '../../src/dsh/clock';
-import type { GoalView, HostAgent, HostContext, UserMessageLike } from '../../src/dsh/ports';
+import type { HostContext } from '../../src/dsh/ports';
+import type { GoalView, HostAgent, UserMessageLike } from '../../src/runtime/session/session-ports';
 import { RowConfig } from '../../src/dsh/row-config';
 import { defaultConfig, type DidaTodoConfig } from '../../src/store/config-store';
 import { getLocale as localeOf } from '../../src/core/text/locale';

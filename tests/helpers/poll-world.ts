@@ -22,7 +22,7 @@ import { startSimulator, type Simulator } from '../../src/sim/simulator';
 import { defaultConfig, findBinding, type DidaTodoConfig } from '../../src/store/config-store';
 import { openEngineStore } from '../../src/wiring/runtime';
 import type { Clock } from '../../src/dsh/clock';
-import type { UserMessageLike } from '../../src/dsh/ports';
+import type { UserMessageLike } from '../../src/runtime/session/session-ports';
 
 /** A session as the poller sees it: its status, and the notes it was woken with. */
 export interface PollAgent {

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DeskAsk } from '../../src/core/work/work-state';
 import { DeskAsks, FIRST_LOOK_MS, NO_ANSWER_TEXT, STOPPED_TEXT } from '../../src/dsh/desk-asks';
 import { PAUSE_CANCEL_REASON } from '../../src/dsh/pause-guard';
-import type { ApprovalOutcome, ApprovalRequest, QuestionAnswer, QuestionRequest } from '../../src/dsh/ports';
+import type { ApprovalOutcome, ApprovalRequest, QuestionAnswer, QuestionRequest } from '../../src/runtime/session/session-ports';
 import { createHarness, eventually, fakeAgent, type FakeAgent } from '../helpers/dsh-fakes';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
 
