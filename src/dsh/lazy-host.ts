@@ -9,7 +9,7 @@ import { mayHoldInterruptedTurn } from '../core/continuation/recovery-window';
 import { resolvePaths } from '../store/paths';
 import { peekConfig, peekMayBind, type ConfigPeek } from '../store/config-peek';
 import { peekState, type StatePeek } from '../store/state-peek';
-import { isSubagent } from './agent-tracker';
+import { isSubagent } from '../runtime/session/agent-tracker';
 import { PROMPT_SECTION_NAME, PROMPT_SECTION_ORDER } from './prompt';
 import { registerSlashCommand } from './slash-command-spec';
 import { registerDeskSeams } from './desk-seams';

@@ -2,9 +2,10 @@
 // own todo_write items counted as unfinished work.
 import { panelItems } from '../core/tools';
 import type { DidaTodoConfig } from '../store/config-store';
-import { messageOf, type AdapterDeps } from './adapter-deps';
-import { sessionLocale, waitingPanel } from './session-notices';
-import type { AgentTrack } from './agent-tracker';
+import type { AdapterDeps } from './adapter-deps';
+import { messageOf } from '../runtime/session/runtime-deps';
+import { sessionLocale, waitingPanel } from '../runtime/phone/session-notices';
+import type { AgentTrack } from '../runtime/session/agent-tracker';
 import { optionalServices } from './ports';
 import type { SessionEvent } from '../runtime/session/session-ports';
 

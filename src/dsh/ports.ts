@@ -1,5 +1,5 @@
 // The small structural slice of dsh's plugin API this bundle uses: the only file that spells out dsh shapes.
-import type { GoalView, HostAgent, HostSession, QuestionAnswer, QuestionRequest, ToolExecution } from '../runtime/session/session-ports';
+import { HostNotReady, type GoalView, type HostAgent, type HostPort, type HostSession, type QuestionAnswer, type QuestionRequest, type ToolExecution } from '../runtime/session/session-ports';
 
 export interface HostToolDefinition {
   name: string;
@@ -94,4 +94,32 @@ export function goalOf(ctx: HostContext, agent: HostAgent): GoalView | undefined
     // A goal service that throws for this agent (another shape, a disposed agent): the session has no goal here.
     return undefined;
   }
+}
+
+/** The runtime's host port over a dsh context: one-shot runs, goals, live agents and resumes. */
+export function hostPortOf(ctx: HostContext): HostPort {
+  return {
+    oneShot: () => optionalServices.isOneShot(ctx),
+    goal: (agent) => goalOf(ctx, agent),
+    resumeGoal: (agent, goal) => {
+      const goals = optionalServices.goals(ctx);
+      if (typeof goals?.resume !== 'function') return false;
+      goals.resume(agent, { id: goal.id, revision: goal.revision });
+      return true;
+    },
+    agent: (id) => ctx.agents.get(id),
+    resume: (id) => {
+      const resume = ctx.agents.resume;
+      if (!resume) return undefined;
+      const selection = optionalServices.defaultModel(ctx)?.currentSelection();
+      return resume({ resumeSessionId: id, ...(selection ? { agentOptions: { provider: selection.provider, model: selection.model } } : {}) }).then(
+        (handle) => handle.agent,
+        (error: unknown) => {
+          // Until dsh registers its agent factory, resume rejects naming it: the host is still starting.
+          const message = error instanceof Error ? error.message : String(error);
+          throw /factory/i.test(message) ? new HostNotReady(message) : error;
+        },
+      );
+    },
+  };
 }

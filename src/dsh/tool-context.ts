@@ -3,7 +3,7 @@ import type { ToolContext, ToolResult } from '../core/tools';
 import { abortableGateway } from '../dida/abortable-gateway';
 import type { WorkEngine } from '../core/engine/work-engine';
 import type { Runtime } from '../wiring/runtime';
-import type { AgentTracker } from './agent-tracker';
+import type { AgentTracker } from '../runtime/session/agent-tracker';
 import type { HostAgent } from '../runtime/session/session-ports';
 
 export const SUBAGENT_REFUSAL =

@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { SEAM_REPORT_FILE } from '../../src/dsh/host-seams';
 import { isOwnSource } from '../../src/runtime/session/messages';
-import { GRANT_HEAD } from '../../src/dsh/queue-grant';
+import { GRANT_HEAD } from '../../src/runtime/turns/queue-grant';
 import type { Simulator } from '../../src/sim/simulator';
 import { contentFilter, text, toolCall, type FakeModel } from './harness/fake-model';
 import { createSession, prompt } from './harness/web-api';

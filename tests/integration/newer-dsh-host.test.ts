@@ -10,7 +10,7 @@ import { getLocale } from '../../src/core/text/locale';
 import * as plugin from '../../src/dsh/index';
 import { SEAM_REPORT_FILE } from '../../src/dsh/host-seams';
 import { isOwnSource, resetOwnSourceKind } from '../../src/runtime/session/messages';
-import { GRANT_HEAD } from '../../src/dsh/queue-grant';
+import { GRANT_HEAD } from '../../src/runtime/turns/queue-grant';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
 import { makeCliHome, type CliHome } from '../helpers/cli-harness';
 import { readEngineStateFile } from '../helpers/engine-state-file';

@@ -127,3 +127,25 @@ export interface ApprovalRequest {
   signal?: AbortSignal;
 }
 export type ApprovalOutcome = 'allowed-once' | 'rejected' | 'cancelled' | 'unavailable';
+
+/** What the runtime asks of its host beyond one session (dsh answers from its context's services). */
+export interface HostPort {
+  /** A one-shot run (a headless run with a task): the host ends after it, no later turn comes. */
+  oneShot(): boolean;
+  /** The session's goal, when the host runs goals and the session has one (undefined for an answer it cannot read). */
+  goal(agent: HostAgent): GoalView | undefined;
+  /** Re-arms a goal a restart disarmed; false when the host cannot (the runtime then sends a follow-up of its own). */
+  resumeGoal(agent: HostAgent, goal: GoalView): boolean;
+  /** The live agent of session `id`, if the host runs one. */
+  agent(id: string): HostAgent | undefined;
+  /**
+   * Loads the persisted session `id` and runs an agent on it; undefined when this host cannot resume sessions. It rejects
+   * with HostNotReady while the host is still starting (worth trying again), with anything else when it is final.
+   */
+  resume(id: string): Promise<HostAgent> | undefined;
+}
+
+/** The host is still starting and cannot do this yet (a resume before its agent factory exists). */
+export class HostNotReady extends Error {
+  override readonly name = 'HostNotReady';
+}
