@@ -38,22 +38,22 @@ const GROUPS = {
     tests: [UNIT, ...it('tools', 'tools-todo', 'tools-work', 'bindings', 'person-controls', 'claim-release', 'comment-looks', 'engine-step-ops', 'engine-phone', 'work-usage', 'engine-acceptance', 'engine-sync', 'review-evidence')],
   },
   'dsh-host': {
-    mutate: ['dsh/dsh-host', 'dsh/lazy-host', 'dsh/phone-control', 'dsh/clock', 'dsh/prompt-text'],
+    mutate: ['dsh/dsh-host', 'dsh/lazy-host', 'runtime/phone/phone-control', 'runtime/session/clock', 'dsh/prompt-text'],
     tests: [UNIT, ...it('dsh-pause-guard', 'dsh-slash-dida')],
   },
   'dsh-poll': {
-    mutate: ['dsh/machine-poller', 'dsh/poller'],
+    mutate: ['runtime/polling/machine-poller', 'runtime/polling/poller'],
     tests: [UNIT, ...it('machine-poller', 'machine-poller-upkeep')],
   },
   // The rest of src/dsh (rounds four to six): the adapter's trackers, relays, guards, crash recovery and the row.
   'dsh-rest': {
-    mutate: ['dsh/adapter-deps', 'dsh/agent-tracker', 'dsh/answer-relay', 'dsh/continuation', 'dsh/crash-recovery', 'dsh/idle-settle', 'dsh/index', 'dsh/list-sync', 'dsh/live-binding', 'dsh/panel', 'dsh/pause-guard', 'dsh/poll-marks', 'dsh/poll-pace', 'dsh/poll-upkeep', 'dsh/ports', 'dsh/prompt', 'dsh/row-config', 'dsh/slash-command-spec', 'dsh/slash-commands', 'dsh/stretch-counter', 'dsh/tool-bridge', 'dsh/tool-context', 'dsh/tool-effects', 'dsh/turn-markers', 'dsh/usage-meter'],
+    mutate: ['dsh/adapter-deps', 'runtime/session/agent-tracker', 'runtime/phone/answer-relay', 'runtime/turns/continuation', 'runtime/turns/crash-recovery', 'runtime/turns/idle-settle', 'dsh/index', 'runtime/session/list-sync', 'runtime/session/live-binding', 'dsh/panel', 'runtime/phone/pause-guard', 'runtime/polling/poll-marks', 'runtime/polling/poll-pace', 'runtime/polling/poll-upkeep', 'dsh/ports', 'dsh/prompt', 'dsh/row-config', 'dsh/slash-command-spec', 'dsh/slash-commands', 'runtime/session/stretch-counter', 'dsh/tool-bridge', 'dsh/tool-context', 'dsh/tool-effects', 'runtime/turns/turn-markers', 'runtime/turns/usage-meter'],
     tests: [UNIT, ...it('dsh-pause-guard', 'dsh-slash-dida', 'machine-poller-upkeep')],
   },
   // The small modules whose figures were checked by hand or changed after their round (module-level texts and shapes),
   // and the stray review todos.
   'small': {
-    mutate: ['core/tools/tool-specs', 'core/tools/index', 'core/work/usage-schema', 'core/work/work-state', 'core/phone/phone-pause', 'core/review/stray-reviews', 'dsh/prompt-text', 'dsh/queue-grant', 'dsh/poll-election'],
+    mutate: ['core/tools/tool-specs', 'core/tools/index', 'core/work/usage-schema', 'core/work/work-state', 'core/phone/phone-pause', 'core/review/stray-reviews', 'dsh/prompt-text', 'runtime/turns/queue-grant', 'runtime/polling/poll-election'],
     tests: [UNIT, ...it('dsh-pause-guard', 'dsh-slash-dida', 'stray-reviews', 'engine-finalize', 'engine-phone')],
   },
 };

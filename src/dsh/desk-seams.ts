@@ -2,9 +2,11 @@
 // and the plan review) and the `approval/request` waterfall — taken at the plugin's first load and handed to the
 // host's desk asks (desk-asks.ts, loaded at the first request). Sessions the host does not serve pass straight through.
 import { processAlive } from '../common/process-alive';
-import { messageOf, type AdapterDeps } from './adapter-deps';
-import type { DeskAskOptions, DeskAsks } from './desk-asks';
-import type { ApprovalOutcome, ApprovalRequest, HostContext, QuestionAnswer, QuestionRequest, UserQuestionsService } from './ports';
+import type { AdapterDeps } from './adapter-deps';
+import { messageOf } from '../runtime/session/runtime-deps';
+import type { DeskAskOptions, DeskAsks } from '../runtime/phone/desk-asks';
+import type { HostContext, UserQuestionsService } from './ports';
+import type { ApprovalOutcome, ApprovalRequest, QuestionAnswer, QuestionRequest } from '../runtime/session/session-ports';
 
 export interface DeskHandlers {
   question(request: QuestionRequest, original: (request: QuestionRequest) => Promise<QuestionAnswer>): Promise<QuestionAnswer>;
@@ -80,7 +82,7 @@ export class DeskAskLoader implements DeskHandlers {
   ) {}
 
   private load(): Promise<DeskAsks> {
-    this.loaded ??= import('./desk-asks').then(({ DeskAsks }) => {
+    this.loaded ??= import('../runtime/phone/desk-asks').then(({ DeskAsks }) => {
       const options = this.options();
       return new DeskAsks(this.deps, { ...options, pid: options.pid ?? process.pid, isAlive: options.isAlive ?? processAlive });
     });

@@ -4,37 +4,40 @@ import { randomUUID } from 'node:crypto';
 import { TOOLS, type ToolContext, type ToolResult } from '../core/tools';
 import type { WorkEngine } from '../core/engine/work-engine';
 import { engineProvider, openRuntime, type Runtime } from '../wiring/runtime';
-import { messageOf, type AdapterDeps } from './adapter-deps';
-import { AgentTracker, inBackground, type AgentTrack } from './agent-tracker';
-import { systemClock, type Clock } from './clock';
-import { Continuation, liveFacts } from './continuation';
+import type { AdapterDeps } from './adapter-deps';
+import { messageOf } from '../runtime/session/runtime-deps';
+import { AgentTracker, inBackground, type AgentTrack } from '../runtime/session/agent-tracker';
+import { systemClock, type Clock } from '../runtime/session/clock';
+import { Continuation, liveFacts } from '../runtime/turns/continuation';
 import { DeskAskLoader, registerDeskSeams } from './desk-seams';
 import { HostSeams } from './host-seams';
 import { SeamWatch } from './seam-watch';
-import { UsageMeter } from './usage-meter';
-import type { CrashRecovery } from './crash-recovery';
-import { IdleSettle } from './idle-settle';
-import { ListSync } from './list-sync';
-import { LiveBinding } from './live-binding';
+import { UsageMeter } from '../runtime/turns/usage-meter';
+import type { CrashRecovery } from '../runtime/turns/crash-recovery';
+import { IdleSettle } from '../runtime/turns/idle-settle';
+import { ListSync } from '../runtime/session/list-sync';
+import { LiveBinding } from '../runtime/session/live-binding';
 import { Panel } from './panel';
-import { startOutboxTimer } from './outbox-timer';
-import { SessionNotices } from './session-notices';
-import { PhoneControl } from './phone-control';
-import { Poller } from './poller';
-import type { MachinePoller } from './machine-poller';
+import { startOutboxTimer } from '../runtime/session/outbox-timer';
+import { SessionNotices } from '../runtime/phone/session-notices';
+import { PhoneControl } from '../runtime/phone/phone-control';
+import { Poller } from '../runtime/polling/poller';
+import type { MachinePoller } from '../runtime/polling/machine-poller';
 import type { pollSettingsOf } from '../store/config-store';
 import { PollSwitch } from './poll-switch';
-import type { PollPace } from './poll-pace';
-import { optionalServices, textOf, type HostAgent, type HostContext, type PreStepArgs, type PreStepDecision, type RequestErrorArgs, type SessionEvent, type SlashInvocation, type SlashResult, type UserMessageLike } from './ports';
+import type { PollPace } from '../runtime/polling/poll-pace';
+import { hostPortOf, optionalServices, type HostContext, type SlashInvocation, type SlashResult } from './ports';
+import { textOf } from '../runtime/session/messages';
+import type { HostAgent, PreStepArgs, PreStepDecision, RequestErrorArgs, SessionEvent, UserMessageLike } from '../runtime/session/session-ports';
 import { promptFor, registerPrompt } from './prompt';
 import { registerSlashCommand } from './slash-command-spec';
 import type { SlashCommands } from './slash-commands';
-import { QueueGrant } from './queue-grant';
+import { QueueGrant } from '../runtime/turns/queue-grant';
 import type { RowConfig } from './row-config';
-import { StretchCounter } from './stretch-counter';
+import { StretchCounter } from '../runtime/session/stretch-counter';
 import { bridgeTool, type AfterToolCall } from './tool-bridge';
 import { toolContextFor } from './tool-context';
-import { TurnMarkers } from './turn-markers';
+import { TurnMarkers } from '../runtime/turns/turn-markers';
 import { changesBinding, stretchEventOf } from './tool-effects';
 
 /** How long the first step of a turn waits for the session's attach (binding, recovery) to finish. */
@@ -111,7 +114,8 @@ export class DshHost {
     this.engine = options.engine ?? engineProvider(this.runtime, log);
     this.deps = {
       ctx,
-      row: config,
+      host: hostPortOf(ctx),
+      settings: config,
       state: this.runtime.state,
       config: this.runtime.config,
       locale: this.runtime.locale,
@@ -193,7 +197,7 @@ export class DshHost {
 
   /** Takes part in the machine's polling: one poller per account and list is elected among the machine's processes. */
   private async makePoller(): Promise<{ poller: MachinePoller; pace: (configured: ReturnType<typeof pollSettingsOf>) => PollPace }> {
-    const [{ MachinePoller }, { pollPaceFrom }] = await Promise.all([import('./machine-poller'), import('./poll-pace')]);
+    const [{ MachinePoller }, { pollPaceFrom }] = await Promise.all([import('../runtime/polling/machine-poller'), import('../runtime/polling/poll-pace')]);
     const poller = new MachinePoller(this.deps, this.poller, this.counter, {
       lockDir: this.runtime.paths.lockDir,
       account: () => this.runtime.account(),
@@ -250,7 +254,7 @@ export class DshHost {
 
   /** Crash recovery, loaded once. */
   crashRecovery(): Promise<CrashRecovery> {
-    this.recoveryLoad ??= import('./crash-recovery').then(({ CrashRecovery }) => {
+    this.recoveryLoad ??= import('../runtime/turns/crash-recovery').then(({ CrashRecovery }) => {
       this.recovery = new CrashRecovery(this.deps, { config: () => this.binding.config, ...this.recoveryOptions });
       return this.recovery;
     });

@@ -4,7 +4,9 @@
 import { readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { ensureDir, readFileIfExists, writeFileAtomic } from '../store/atomic-file';
-import { ownSourceKind, type HostAgent, type HostContext } from './ports';
+import type { HostContext } from './ports';
+import { ownSourceKind } from '../runtime/session/messages';
+import type { HostAgent } from '../runtime/session/session-ports';
 
 /** What a Work loses when its session's dsh lacks a surface: automatic continuation, or the phone loop. */
 export type SeamGap = 'continuation' | 'phone';

@@ -9,14 +9,16 @@ import { mayHoldInterruptedTurn } from '../core/continuation/recovery-window';
 import { resolvePaths } from '../store/paths';
 import { peekConfig, peekMayBind, type ConfigPeek } from '../store/config-peek';
 import { peekState, type StatePeek } from '../store/state-peek';
-import { isSubagent } from './agent-tracker';
+import { isSubagent } from '../runtime/session/agent-tracker';
 import { PROMPT_SECTION_NAME, PROMPT_SECTION_ORDER } from './prompt';
 import { registerSlashCommand } from './slash-command-spec';
 import { registerDeskSeams } from './desk-seams';
 import { SYSTEM_PROMPT_SECTION } from './prompt-text';
 import type { DshHost } from './dsh-host';
 import { ANNOUNCE_AFTER_MS, HostSeams, type SeamId } from './host-seams';
-import { isPersonSource, onOwnKindRefused, optionalServices, textOf, type HostAgent, type HostContext, type HostToolDefinition, type PreStepArgs, type PreStepDecision, type RequestErrorArgs, type SessionEvent, type ToolExecution, type UserMessageLike } from './ports';
+import { optionalServices, type HostContext, type HostToolDefinition } from './ports';
+import { isPersonSource, onOwnKindRefused, textOf } from '../runtime/session/messages';
+import type { HostAgent, PreStepArgs, PreStepDecision, RequestErrorArgs, SessionEvent, ToolExecution, UserMessageLike } from '../runtime/session/session-ports';
 import type { RowConfig } from './row-config';
 import { toJsonSchema } from './tool-bridge';
 

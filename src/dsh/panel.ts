@@ -2,10 +2,12 @@
 // own todo_write items counted as unfinished work.
 import { panelItems } from '../core/tools';
 import type { DidaTodoConfig } from '../store/config-store';
-import { messageOf, type AdapterDeps } from './adapter-deps';
-import { sessionLocale, waitingPanel } from './session-notices';
-import type { AgentTrack } from './agent-tracker';
-import { optionalServices, type SessionEvent } from './ports';
+import type { AdapterDeps } from './adapter-deps';
+import { messageOf } from '../runtime/session/runtime-deps';
+import { sessionLocale, waitingPanel } from '../runtime/phone/session-notices';
+import type { AgentTrack } from '../runtime/session/agent-tracker';
+import { optionalServices } from './ports';
+import type { SessionEvent } from '../runtime/session/session-ports';
 
 /** How long the first step of a turn waits for the read a person's message started. */
 export const PANEL_SYNC_WAIT_MS = 5_000;

@@ -2,9 +2,10 @@
 // long-lived profiles (web, sdk), never in a one-shot run; `poll: false` (or `enabled: false`) turns it off, and a
 // change is taken up within one poll interval, without a restart.
 import { pollSettingsOf, type DidaTodoConfig } from '../store/config-store';
-import { messageOf, type AdapterDeps } from './adapter-deps';
-import type { MachinePoller } from './machine-poller';
-import type { PollPace } from './poll-pace';
+import type { AdapterDeps } from './adapter-deps';
+import { messageOf } from '../runtime/session/runtime-deps';
+import type { MachinePoller } from '../runtime/polling/machine-poller';
+import type { PollPace } from '../runtime/polling/poll-pace';
 import type { RowConfig } from './row-config';
 
 export interface PollSwitchOptions {
@@ -43,7 +44,7 @@ export class PollSwitch {
   begin(config: DidaTodoConfig | undefined): void {
     this.apply(config);
     if (this.options.oneShot || this.stopCheck) return;
-    this.stopCheck = this.deps.clock.every(this.deps.row.pollSeconds * 1000, () => {
+    this.stopCheck = this.deps.clock.every(this.deps.settings.pollSeconds * 1000, () => {
       if (this.deps.lifetime.aborted) return;
       void this.options.refresh().then((next) => next && this.apply(next), () => undefined);
     });
@@ -52,7 +53,7 @@ export class PollSwitch {
   /** Starts, restarts (a new pace) or stops the machine poller as `config` asks. */
   apply(config: DidaTodoConfig | undefined): void {
     if (this.deps.lifetime.aborted) return;
-    const wanted = pollingWanted(this.deps.row, config, this.options.oneShot);
+    const wanted = pollingWanted(this.deps.settings, config, this.options.oneShot);
     const settings = pollSettingsOf(config);
     if (!wanted) {
       if (this.poller) this.deps.log('polling is turned off in config.yaml: this process stops polling');

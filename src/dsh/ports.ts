@@ -1,89 +1,5 @@
 // The small structural slice of dsh's plugin API this bundle uses: the only file that spells out dsh shapes.
-
-export interface SessionHeader {
-  id?: string;
-  cwd?: string;
-  parentSession?: string;
-  origin?: string;
-  delegationDepth?: number;
-}
-
-export interface SessionEvent {
-  type: string;
-  seq?: number;
-  time?: number;
-  data?: any;
-}
-
-export interface HostSession {
-  id: string;
-  header: SessionHeader;
-  /** The durable events so far (read only: the approval's tool call is found here by its call id). */
-  events?: readonly SessionEvent[];
-  /** Appends an event; `surfaceOp: 'append'` makes a message part of the history every later request is built from. */
-  append(type: string, data: unknown, options?: { surfaceOp?: 'append' }): unknown;
-}
-
-export interface UserMessageLike {
-  id: string;
-  role: 'user';
-  content: ReadonlyArray<{ type: 'text'; text: string }>;
-  source: { kind: string; [key: string]: unknown };
-}
-
-/** A per-agent filter over the globally registered tools (dsh's `agent.ctx.tools.restrict`). */
-export interface ToolRestriction {
-  allow?: readonly string[];
-  deny?: readonly string[];
-}
-
-export interface HostAgent {
-  id: string;
-  status: 'idle' | 'running';
-  session: HostSession;
-  inbox?: { nextTurn?: readonly UserMessageLike[]; nextStep?: readonly UserMessageLike[] };
-  /** The agent-scoped context: registrations through it apply to this agent only. */
-  ctx?: { tools?: { restrict(filter: ToolRestriction): () => void } };
-  followup(message: UserMessageLike): void;
-  inject(message: UserMessageLike): void;
-  runMaintenance?<T>(job: (signal: AbortSignal) => Promise<T>): Promise<T>;
-  /** Aborts the running turn (the loop ends it `aborted` with this cause); `keepInbox` keeps queued messages. */
-  cancel?(cause: AgentCancelCause, options?: { keepInbox?: boolean }): void;
-}
-
-/** Why an agent's turn was cancelled (dsh's `AgentCancelCause`); a plugin cancels with `hook` and its reason. */
-export type AgentCancelCause = { kind: 'user' } | { kind: 'parent' } | { kind: 'hook'; reason: string } | { kind: 'disposed' };
-
-export interface LlmFailureLike {
-  code: string;
-  message?: string;
-  status?: number;
-  providerRetryAfterMs?: number;
-}
-
-/** The `agent/request-error` waterfall's arguments (after dsh's own retries). */
-export interface RequestErrorArgs {
-  agent: HostAgent;
-  failure: LlmFailureLike;
-  signal?: AbortSignal;
-}
-
-/** The `agent/pre-step` waterfall's arguments and its `enter` decision. */
-export interface PreStepArgs {
-  agent: HostAgent;
-  turn: number;
-  step?: number;
-  messages?: readonly UserMessageLike[];
-  signal?: AbortSignal;
-}
-export type PreStepDecision = { kind: 'enter'; messages: readonly unknown[]; [key: string]: unknown } | { kind: string; [key: string]: unknown };
-
-export interface ToolExecution {
-  callId?: string;
-  name?: string;
-  agent?: HostAgent;
-  signal?: AbortSignal;
-}
+import { HostNotReady, type GoalView, type HostAgent, type HostPort, type HostSession, type QuestionAnswer, type QuestionRequest, type ToolExecution } from '../runtime/session/session-ports';
 
 export interface HostToolDefinition {
   name: string;
@@ -91,15 +7,6 @@ export interface HostToolDefinition {
   parameters: Record<string, unknown>;
   output: { schema: Record<string, unknown>; render(args: unknown, value: any): Array<{ type: 'text'; text: string }> };
   execute(args: any, exec: ToolExecution): Promise<unknown>;
-}
-
-export interface GoalView {
-  id: string;
-  revision: number;
-  phase: 'active' | 'paused' | 'blocked' | 'complete';
-  activation?: 'armed' | 'disarmed';
-  roundsStarted?: number;
-  maxGoalRounds?: number;
 }
 
 export interface GoalsService {
@@ -144,42 +51,10 @@ export interface CommandsService {
   register(definition: { name: string; description: string; input?: { hint: string }; handler: (invocation: SlashInvocation) => Promise<SlashResult> }): () => void;
 }
 
-/** One question of dsh's question service (`@deepseek-ai/dsh-user-questions`). */
-export interface QuestionItem {
-  id: string;
-  question: string;
-  detail?: string;
-  header?: string;
-  options?: Array<{ label: string; description?: string }>;
-  multiSelect?: boolean;
-  /** A plan review (`exit_plan_mode`): `approve` names the label that approves. */
-  intent?: { kind: string; approve?: string };
-}
-
-/** `ctx.userQuestions.ask`'s request and answer. */
-export interface QuestionRequest {
-  questions: QuestionItem[];
-  agent?: HostAgent;
-  signal?: AbortSignal;
-}
-export interface QuestionAnswer {
-  answers: Array<{ id: string; selected: string[]; custom?: string }>;
-}
-
 /** `ctx.userQuestions` (one provider per context; its `ask` fails `NO_PROVIDER` without one). */
 export interface UserQuestionsService {
   ask(request: QuestionRequest): Promise<QuestionAnswer>;
 }
-
-/** One `approval/request` waterfall argument (`@deepseek-ai/dsh-user-approval`): no tool arguments, only the call id. */
-export interface ApprovalRequest {
-  agent?: HostAgent;
-  toolName: string;
-  callId?: string;
-  reason?: string;
-  signal?: AbortSignal;
-}
-export type ApprovalOutcome = 'allowed-once' | 'rejected' | 'cancelled' | 'unavailable';
 
 export interface HostContext {
   /** `prepend` puts the listener first (a waterfall listener then runs before those registered earlier). */
@@ -210,82 +85,6 @@ export const optionalServices = {
   isOneShot: (ctx: HostContext) => ctx.get('headlessStartup') !== undefined,
 };
 
-/**
- * The source kind this bundle's own messages carry (its `MessageSourceMap` entry, as dsh's own packages declare theirs:
- * `skill-catalog`, `agent-instructions`, `goal`). dsh 0.1.0-rc.8 accepts any non-empty kind; dsh from 0.1.7 is reported
- * to refuse the shared `plugin` kind and to migrate old `plugin` rows to `plugin:<name>` (decision 0121).
- */
-export const OWN_SOURCE_KIND = 'dida-todo';
-/** The shared kind older plugins use, with `plugin: 'dida-todo'` (kept for a dsh that refuses the bundle's own kind). */
-export const SHARED_SOURCE_KIND = 'plugin';
-/** The kind a newer dsh gives a migrated `{kind:'plugin', plugin:'dida-todo'}` row. */
-export const MIGRATED_SOURCE_KIND = `plugin:${OWN_SOURCE_KIND}`;
-
-/** Which kind this process sends: its own until the running dsh refuses it (see `sendOwnMessage`). */
-const sourceChoice = { kind: OWN_SOURCE_KIND as string, listeners: [] as Array<() => void> };
-
-/** The kind this process's messages carry now. */
-export function ownSourceKind(): string {
-  return sourceChoice.kind;
-}
-
-/** Calls `listener` once when the running dsh refuses the bundle's own kind (the seam report says so). */
-export function onOwnKindRefused(listener: () => void): () => void {
-  sourceChoice.listeners.push(listener);
-  return () => void sourceChoice.listeners.splice(sourceChoice.listeners.indexOf(listener) >>> 0, 1);
-}
-
-/** Back to the bundle's own kind (a new dsh process; tests). */
-export function resetOwnSourceKind(): void {
-  sourceChoice.kind = OWN_SOURCE_KIND;
-}
-
-/** Whether a message source is this bundle's, in every shape it has had: its own kind, the shared kind, the migrated kind. */
-export function isOwnSource(source: { kind?: unknown; plugin?: unknown } | null | undefined): boolean {
-  const kind = source?.kind;
-  return kind === OWN_SOURCE_KIND || kind === MIGRATED_SOURCE_KIND || (kind === SHARED_SOURCE_KIND && source?.plugin === OWN_SOURCE_KIND);
-}
-
-/** Whether a message source is a person's (dsh's `user` kind). */
-export function isPersonSource(source: { kind?: unknown } | null | undefined): boolean {
-  return source?.kind === 'user';
-}
-
-/** A user message as dsh's `createUserMessage` builds it, sent by this plugin (with the kind this process sends). */
-export function pluginMessage(text: string, id: string, form: 'notice' | 'instructions' = 'notice'): UserMessageLike {
-  return Object.freeze({
-    id,
-    role: 'user' as const,
-    content: Object.freeze([Object.freeze({ type: 'text' as const, text })]),
-    source: Object.freeze({ kind: sourceChoice.kind, plugin: OWN_SOURCE_KIND, form }),
-  });
-}
-
-/** Whether an error says dsh refused a message for its source (its kind); anything else is no answer about the kind. */
-function refusesSource(error: unknown): boolean {
-  return /\bsource\b|\bkind\b/i.test(error instanceof Error ? error.message : String(error));
-}
-
-/**
- * Sends this bundle's message `text` with `send` (`agent.followup`, `agent.inject`, a session append) and returns it.
- * When the running dsh refuses the bundle's own kind (a synchronous error naming the source or its kind), the message
- * is sent once more with the shared `plugin` kind and the process keeps that kind; any other error is thrown.
- */
-export function sendOwnMessage(send: (message: UserMessageLike) => unknown, text: string, id: string, form?: 'notice' | 'instructions'): UserMessageLike {
-  const message = pluginMessage(text, id, form);
-  try {
-    send(message);
-    return message;
-  } catch (error) {
-    if (sourceChoice.kind !== OWN_SOURCE_KIND || !refusesSource(error)) throw error;
-    sourceChoice.kind = SHARED_SOURCE_KIND;
-    for (const listener of [...sourceChoice.listeners]) listener();
-  }
-  const shared = pluginMessage(text, id, form);
-  send(shared);
-  return shared;
-}
-
 /** The agent's goal, or undefined when there is none or the goal service answers in a shape this bundle does not know. */
 export function goalOf(ctx: HostContext, agent: HostAgent): GoalView | undefined {
   try {
@@ -297,18 +96,30 @@ export function goalOf(ctx: HostContext, agent: HostAgent): GoalView | undefined
   }
 }
 
-/** The text blocks of a message, joined. */
-export function textOf(message: { content?: ReadonlyArray<{ type: string; text?: string }> } | undefined): string {
-  return (message?.content ?? []).filter((b) => b.type === 'text').map((b) => b.text ?? '').join('');
-}
-
-/** Whether this dsh lets the bundle wake the idle agent with a follow-up (`agent.followup`). */
-export function canWake(agent: HostAgent): boolean {
-  return typeof agent.followup === 'function';
-}
-
-/** True when a person's message is waiting in the agent's inbox (it will start or steer the next step). */
-export function personIsWaiting(agent: HostAgent): boolean {
-  const pending = [...(agent.inbox?.nextTurn ?? []), ...(agent.inbox?.nextStep ?? [])];
-  return pending.some((m) => isPersonSource(m?.source));
+/** The runtime's host port over a dsh context: one-shot runs, goals, live agents and resumes. */
+export function hostPortOf(ctx: HostContext): HostPort {
+  return {
+    oneShot: () => optionalServices.isOneShot(ctx),
+    goal: (agent) => goalOf(ctx, agent),
+    resumeGoal: (agent, goal) => {
+      const goals = optionalServices.goals(ctx);
+      if (typeof goals?.resume !== 'function') return false;
+      goals.resume(agent, { id: goal.id, revision: goal.revision });
+      return true;
+    },
+    agent: (id) => ctx.agents.get(id),
+    resume: (id) => {
+      const resume = ctx.agents.resume;
+      if (!resume) return undefined;
+      const selection = optionalServices.defaultModel(ctx)?.currentSelection();
+      return resume({ resumeSessionId: id, ...(selection ? { agentOptions: { provider: selection.provider, model: selection.model } } : {}) }).then(
+        (handle) => handle.agent,
+        (error: unknown) => {
+          // Until dsh registers its agent factory, resume rejects naming it: the host is still starting.
+          const message = error instanceof Error ? error.message : String(error);
+          throw /factory/i.test(message) ? new HostNotReady(message) : error;
+        },
+      );
+    },
+  };
 }

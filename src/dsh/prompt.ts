@@ -1,5 +1,5 @@
 // The system prompt section: shown to top-level sessions whose directory is bound right now.
-import type { AgentTracker } from './agent-tracker';
+import type { AgentTracker } from '../runtime/session/agent-tracker';
 import type { SystemPromptService } from './ports';
 import { SYSTEM_PROMPT_SECTION } from './prompt-text';
 

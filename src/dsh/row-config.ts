@@ -1,5 +1,6 @@
 // The plugin row's config: a small hand-written Standard Schema (cordis validates it and fills in the defaults), kept
 // free of libraries so the plugin's first load stays small.
+import type { RuntimeSettings } from '../runtime/session/runtime-deps';
 
 export const DEFAULT_BACKOFF_SECONDS = [30, 60, 120, 300, 600];
 export const DEFAULT_QUEUE_TRIGGERS = ['检查todo'];
@@ -17,15 +18,9 @@ export interface DidaAccess {
   timeoutMs: number;
 }
 
-export interface RowConfig {
+export interface RowConfig extends RuntimeSettings {
   /** Language of everything written into Dida and shown to the model: zh (default) or en. */
   locale: 'zh' | 'en';
-  /** How many times a stopped session is resumed automatically; 0 turns auto-continuation off. */
-  maxAutoContinue: number;
-  /** Delays in seconds before each automatic resume; the last one repeats. */
-  backoff: number[];
-  /** Longest wait, in minutes, for a model limit's known reset before the Work goes to the person instead. */
-  maxWaitMinutes: number;
   /** Poll the bound list for new work while sessions are idle (long-lived profiles only; config.yaml's `poll` wins). */
   poll: boolean;
   /** Seconds between polls while sessions are idle and the list changes. */
@@ -36,10 +31,6 @@ export interface RowConfig {
   queueTriggers: string[];
   /** Seconds step changes and their progress comments wait so a burst of them (a step's start and finish) goes to Dida as one write and one comment. */
   progressWindowSeconds: number;
-  /** Whole comments by the list's owner on a running Work that pause it at the next step; [] turns them off. */
-  stopPhrases: string[];
-  /** dsh's own questions and approvals of a session holding a Work are shown in Dida and can be answered there. */
-  askInDida: boolean;
   /** Where dsh has no answerer of its own (headless, sdk), how long a long-lived session waits for the answer in Dida. */
   maxAnswerWaitMinutes: number;
   /** The same for a one-shot headless run (it holds the run open meanwhile). */

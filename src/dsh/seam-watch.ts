@@ -3,10 +3,11 @@
 // session's open current Work gets one comment (src/core/engine/session-stops.ts) after each of its tool calls while
 // such a surface is missing, and every session's at once when one turns out missing mid-run.
 import { turnEnding } from '../core/continuation/continuation-policy';
-import { messageOf, type AdapterDeps } from './adapter-deps';
-import { inBackground, type AgentTrack } from './agent-tracker';
+import type { AdapterDeps } from './adapter-deps';
+import { messageOf } from '../runtime/session/runtime-deps';
+import { inBackground, type AgentTrack } from '../runtime/session/agent-tracker';
 import { seamOf, type HostSeams } from './host-seams';
-import type { SessionEvent } from './ports';
+import type { SessionEvent } from '../runtime/session/session-ports';
 
 export class SeamWatch {
   constructor(

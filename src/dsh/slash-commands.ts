@@ -11,12 +11,15 @@ import { truncateGraphemes } from '../core/text/text-guard';
 import type { WorkEngine } from '../core/engine/work-engine';
 import { visibleSteps, SETTLED } from '../core/work/work-state';
 import type { Runtime } from '../wiring/runtime';
-import { messageOf, type AdapterDeps } from './adapter-deps';
-import type { AgentTrack } from './agent-tracker';
-import type { LiveBinding } from './live-binding';
-import { PAUSE_CANCEL_REASON } from './pause-guard';
-import { canWake, sendOwnMessage, type HostAgent, type SlashInvocation, type SlashResult } from './ports';
-import type { StretchCounter } from './stretch-counter';
+import type { AdapterDeps } from './adapter-deps';
+import { messageOf } from '../runtime/session/runtime-deps';
+import type { AgentTrack } from '../runtime/session/agent-tracker';
+import type { LiveBinding } from '../runtime/session/live-binding';
+import { PAUSE_CANCEL_REASON } from '../runtime/phone/pause-guard';
+import type { SlashInvocation, SlashResult } from './ports';
+import { canWake, sendOwnMessage } from '../runtime/session/messages';
+import type { HostAgent } from '../runtime/session/session-ports';
+import type { StretchCounter } from '../runtime/session/stretch-counter';
 
 /** Works listed in a `/dida queue` answer at most. */
 export const SLASH_QUEUE_SHOWN = 30;
@@ -73,7 +76,7 @@ export class SlashCommands {
   /** Answers one invocation; never throws (a failure is an error answer naming what went wrong). */
   async answer(invocation: SlashInvocation): Promise<SlashResult> {
     const parsed = parseSlash(invocation.rawInput);
-    const trigger = this.parts.deps.row.queueTriggers[0] ?? '检查todo';
+    const trigger = this.parts.deps.settings.queueTriggers[0] ?? '检查todo';
     if ('unknown' in parsed) return { kind: 'error', text: `${this.say('dsh.command.unknown', { sub: plain(parsed.unknown, 40) })}\n\n${this.say('dsh.command.help', { trigger })}` };
     if (parsed.sub === 'help') return { kind: 'success', text: this.say('dsh.command.help', { trigger }) };
     try {

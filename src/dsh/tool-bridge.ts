@@ -3,7 +3,8 @@ import type { ParameterSpec, ToolContext, ToolDefinition, ToolResult } from '../
 import { renderResult } from '../core/tools/tool-types';
 import { isDidaError } from '../dida/dida-error';
 import { withRequestPriority } from '../dida/request-budget';
-import type { HostToolDefinition, ToolExecution } from './ports';
+import type { HostToolDefinition } from './ports';
+import type { ToolExecution } from '../runtime/session/session-ports';
 
 /** Converts our parameter specs to the JSON Schema subset the dsh tool registry accepts. */
 export function toJsonSchema(params: Record<string, ParameterSpec>): Record<string, unknown> {

@@ -3,8 +3,8 @@ import type { ToolContext, ToolResult } from '../core/tools';
 import { abortableGateway } from '../dida/abortable-gateway';
 import type { WorkEngine } from '../core/engine/work-engine';
 import type { Runtime } from '../wiring/runtime';
-import type { AgentTracker } from './agent-tracker';
-import type { HostAgent } from './ports';
+import type { AgentTracker } from '../runtime/session/agent-tracker';
+import type { HostAgent } from '../runtime/session/session-ports';
 
 export const SUBAGENT_REFUSAL =
   'The Dida tools belong to the main session; a subagent reports its results to its parent, which updates the Dida steps.';

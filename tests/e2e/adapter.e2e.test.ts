@@ -10,7 +10,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isOwnSource } from '../../src/dsh/ports';
+import { isOwnSource } from '../../src/runtime/session/messages';
 import type { Simulator } from '../../src/sim/simulator';
 import { contentFilter, stall, text, toolCall, type FakeModel, type RecordedRequest } from './harness/fake-model';
 import { cancel, createSession, prompt, webCall } from './harness/web-api';

@@ -6,10 +6,12 @@ import type { StatePort } from '../../src/core/work/engine-context';
 import { getLocale } from '../../src/core/text/locale';
 import type { QueueView } from '../../src/core/engine/work-engine';
 import { emptyEngineState, type EngineState, type WorkRecord } from '../../src/core/work/work-state';
-import type { AdapterDeps, EnginePort } from '../../src/dsh/adapter-deps';
-import { AgentTracker } from '../../src/dsh/agent-tracker';
-import type { Clock } from '../../src/dsh/clock';
-import type { GoalView, HostAgent, HostContext, UserMessageLike } from '../../src/dsh/ports';
+import type { AdapterDeps } from '../../src/dsh/adapter-deps';
+import type { EnginePort } from '../../src/runtime/session/runtime-deps';
+import { AgentTracker } from '../../src/runtime/session/agent-tracker';
+import type { Clock } from '../../src/runtime/session/clock';
+import { hostPortOf, type HostContext } from '../../src/dsh/ports';
+import type { GoalView, HostAgent, UserMessageLike } from '../../src/runtime/session/session-ports';
 import { RowConfig } from '../../src/dsh/row-config';
 import { defaultConfig, type DidaTodoConfig } from '../../src/store/config-store';
 import { getLocale as localeOf } from '../../src/core/text/locale';
@@ -275,7 +277,8 @@ export function createHarness(options: HarnessOptions = {}) {
   let ids = 0;
   const deps: AdapterDeps = {
     ctx,
-    row: parsed.value,
+    host: hostPortOf(ctx),
+    settings: parsed.value,
     state,
     config,
     locale: getLocale('en'),

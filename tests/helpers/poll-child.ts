@@ -4,7 +4,8 @@
 // Argv: one JSON spec (see ChildSpec), or the env POLL_CHILD_SPEC (a bench starts its own bundle in this mode).
 // Stdout: one JSON event per line (ready, lead, woken, done, failed).
 import { DshHost } from '../../src/dsh/dsh-host';
-import type { HostAgent, HostToolDefinition, UserMessageLike } from '../../src/dsh/ports';
+import type { HostToolDefinition } from '../../src/dsh/ports';
+import type { HostAgent, UserMessageLike } from '../../src/runtime/session/session-ports';
 import { RowConfig } from '../../src/dsh/row-config';
 
 export interface ChildSpec {

@@ -11,18 +11,19 @@ import { getLocale } from '../../src/core/text/locale';
 import { WorkEngine } from '../../src/core/engine/work-engine';
 import type { EngineState } from '../../src/core/work/work-state';
 import { createHttpGateway } from '../../src/dida/http-gateway';
-import type { AdapterDeps, EnginePort } from '../../src/dsh/adapter-deps';
-import { AgentTracker, type AgentTrack } from '../../src/dsh/agent-tracker';
-import { MachinePoller } from '../../src/dsh/machine-poller';
-import type { PollMarks } from '../../src/dsh/poll-marks';
-import type { PollPace } from '../../src/dsh/poll-pace';
-import { Poller } from '../../src/dsh/poller';
-import { StretchCounter } from '../../src/dsh/stretch-counter';
+import type { AdapterDeps } from '../../src/dsh/adapter-deps';
+import type { EnginePort } from '../../src/runtime/session/runtime-deps';
+import { AgentTracker, type AgentTrack } from '../../src/runtime/session/agent-tracker';
+import { MachinePoller } from '../../src/runtime/polling/machine-poller';
+import type { PollMarks } from '../../src/runtime/polling/poll-marks';
+import type { PollPace } from '../../src/runtime/polling/poll-pace';
+import { Poller } from '../../src/runtime/polling/poller';
+import { StretchCounter } from '../../src/runtime/session/stretch-counter';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
 import { defaultConfig, findBinding, type DidaTodoConfig } from '../../src/store/config-store';
 import { openEngineStore } from '../../src/wiring/runtime';
-import type { Clock } from '../../src/dsh/clock';
-import type { UserMessageLike } from '../../src/dsh/ports';
+import type { Clock } from '../../src/runtime/session/clock';
+import type { UserMessageLike } from '../../src/runtime/session/session-ports';
 
 /** A session as the poller sees it: its status, and the notes it was woken with. */
 export interface PollAgent {
@@ -162,7 +163,8 @@ export async function startPollWorld(options: { bound?: string } = {}): Promise<
     let closed = false;
     const deps: AdapterDeps = {
       ctx: { on: () => () => undefined, effect: () => undefined, get: () => undefined, tools: { register: () => () => undefined }, agents: { get: (id: string) => agents.get(id) } } as never,
-      row: {} as never,
+      host: { oneShot: () => false, goal: () => undefined, resumeGoal: () => false, agent: (id: string) => agents.get(id) as never, resume: () => undefined },
+      settings: {} as never,
       state,
       config,
       locale: getLocale('en'),

@@ -1,12 +1,12 @@
-// dsh asking the person, adapter side (src/dsh/desk-asks.ts), over the simulator with a manual clock for the looks:
+// dsh asking the person, adapter side (src/runtime/phone/desk-asks.ts), over the simulator with a manual clock for the looks:
 // the first answer wins (the phone against dsh web's card, and the reverse), the phone is the answerer where dsh has
 // none (within the wait, then "no answer" / refused), a stop phrase pauses the Work and stops the turn, a stopped turn
 // withdraws the request, sessions without a Work and subagents pass straight through, and how often Dida is read.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DeskAsk } from '../../src/core/work/work-state';
-import { DeskAsks, FIRST_LOOK_MS, NO_ANSWER_TEXT, STOPPED_TEXT } from '../../src/dsh/desk-asks';
-import { PAUSE_CANCEL_REASON } from '../../src/dsh/pause-guard';
-import type { ApprovalOutcome, ApprovalRequest, QuestionAnswer, QuestionRequest } from '../../src/dsh/ports';
+import { DeskAsks, FIRST_LOOK_MS, NO_ANSWER_TEXT, STOPPED_TEXT } from '../../src/runtime/phone/desk-asks';
+import { PAUSE_CANCEL_REASON } from '../../src/runtime/phone/pause-guard';
+import type { ApprovalOutcome, ApprovalRequest, QuestionAnswer, QuestionRequest } from '../../src/runtime/session/session-ports';
 import { createHarness, eventually, fakeAgent, type FakeAgent } from '../helpers/dsh-fakes';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
 

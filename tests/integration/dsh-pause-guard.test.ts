@@ -1,12 +1,12 @@
-// The pause guard (src/dsh/pause-guard.ts) over the engine and the Dida simulator: what it logs when the person pauses
+// The pause guard (src/runtime/phone/pause-guard.ts) over the engine and the Dida simulator: what it logs when the person pauses
 // from the phone (and whether the turn is stopped), the spend limit, a turn that cannot be cancelled, the stretch's
 // priority written only when it changes, a Work the session just created or claimed, and failures that are logged.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { StatePort } from '../../src/core/work/engine-context';
 import { PAUSE_CHECK_INTERVAL_MS } from '../../src/core/phone/phone-signals';
 import type { AdapterDeps } from '../../src/dsh/adapter-deps';
-import { AgentTracker, type AgentTrack } from '../../src/dsh/agent-tracker';
-import { PAUSE_CANCEL_REASON, PauseGuard } from '../../src/dsh/pause-guard';
+import { AgentTracker, type AgentTrack } from '../../src/runtime/session/agent-tracker';
+import { PAUSE_CANCEL_REASON, PauseGuard } from '../../src/runtime/phone/pause-guard';
 import { createHarness, FakeClock, fakeAgent, personSays, type FakeAgent } from '../helpers/dsh-fakes';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
 
@@ -214,7 +214,7 @@ describe('after a restart, and who opened the turn', () => {
 
   it('the reason a stopped turn is given, from a fresh import', async () => {
     vi.resetModules();
-    const fresh = await import('../../src/dsh/pause-guard');
+    const fresh = await import('../../src/runtime/phone/pause-guard');
     expect(fresh.PAUSE_CANCEL_REASON).toBe('dida-todo: the person paused the Work in Dida');
   });
 });

@@ -2,11 +2,11 @@
 // a running turn (a turn that cannot be stopped is logged), resume wakes only an idle session, bind names the near
 // lists or creates one with --create, unbind says which list it left.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { AgentTrack } from '../../src/dsh/agent-tracker';
-import { LiveBinding } from '../../src/dsh/live-binding';
-import { PAUSE_CANCEL_REASON } from '../../src/dsh/pause-guard';
+import type { AgentTrack } from '../../src/runtime/session/agent-tracker';
+import { LiveBinding } from '../../src/runtime/session/live-binding';
+import { PAUSE_CANCEL_REASON } from '../../src/runtime/phone/pause-guard';
 import { RESUME_NOTE, SlashCommands } from '../../src/dsh/slash-commands';
-import { StretchCounter } from '../../src/dsh/stretch-counter';
+import { StretchCounter } from '../../src/runtime/session/stretch-counter';
 import type { Runtime } from '../../src/wiring/runtime';
 import { bound, createHarness, fakeAgent, type FakeAgent } from '../helpers/dsh-fakes';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';

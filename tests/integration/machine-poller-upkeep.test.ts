@@ -5,7 +5,7 @@
 // a process does while the Dida account is unknown or an answer waits for one of its sessions.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { keyOf } from '../../src/core/work/work-io';
-import { OFFER_TTL_MS } from '../../src/dsh/machine-poller';
+import { OFFER_TTL_MS } from '../../src/runtime/polling/machine-poller';
 import { startPollWorld, type PollProcess, type PollWorld, type SessionMarks } from '../helpers/poll-world';
 import { makeStep, makeWork } from '../helpers/work-fixtures';
 

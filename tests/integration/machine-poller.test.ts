@@ -2,7 +2,7 @@
 // only the elected process reads the list; it hands Works to idle sessions of every process (claim first, respecting
 // route tags), an offer is taken by the session's own process, and a hand-over nobody takes is undone.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { POLL_TICK_MS } from '../../src/dsh/machine-poller';
+import { POLL_TICK_MS } from '../../src/runtime/polling/machine-poller';
 import { startPollWorld, type PollWorld } from '../helpers/poll-world';
 
 let w: PollWorld;

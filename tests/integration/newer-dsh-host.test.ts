@@ -9,8 +9,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi, t
 import { getLocale } from '../../src/core/text/locale';
 import * as plugin from '../../src/dsh/index';
 import { SEAM_REPORT_FILE } from '../../src/dsh/host-seams';
-import { isOwnSource, resetOwnSourceKind } from '../../src/dsh/ports';
-import { GRANT_HEAD } from '../../src/dsh/queue-grant';
+import { isOwnSource, resetOwnSourceKind } from '../../src/runtime/session/messages';
+import { GRANT_HEAD } from '../../src/runtime/turns/queue-grant';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
 import { makeCliHome, type CliHome } from '../helpers/cli-harness';
 import { readEngineStateFile } from '../helpers/engine-state-file';

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DshHost } from '../../src/dsh/dsh-host';
-import type { ApprovalOutcome, QuestionAnswer, QuestionRequest } from '../../src/dsh/ports';
+import type { ApprovalOutcome, QuestionAnswer, QuestionRequest } from '../../src/runtime/session/session-ports';
 import { RowConfig } from '../../src/dsh/row-config';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
 import { FakeClock } from '../helpers/dsh-fakes';

@@ -1,14 +1,16 @@
-// The house as docs/architecture.md draws it, read from the imports: every file of src/core lives in one room, a room
-// imports only rooms below it, and no import circle exists anywhere in src (type imports count too).
+// The house as docs/architecture.md draws it, read from the imports: every file of src/core and src/runtime lives in one
+// room, a room imports only rooms below it, and no import circle exists anywhere in src (type imports count too).
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = path.resolve(__dirname, '../..');
 /** The folders of src, highest first: each may import only the folders after it (as docs/architecture.md draws them). */
-const LAYERS = ['cli', 'dsh', 'wiring', 'core', 'store', 'sim', 'dida', 'local-dsh', 'common'];
+const LAYERS = ['cli', 'dsh', 'runtime', 'wiring', 'core', 'store', 'sim', 'dida', 'local-dsh', 'common'];
 /** The core's rooms, lowest first (as docs/architecture.md lists them). */
 const ROOMS = ['text', 'time', 'evidence', 'work', 'steps', 'queue', 'continuation', 'usage', 'review', 'phone', 'engine', 'tools'];
+/** The runtime's rooms, lowest first. */
+const RUNTIME_ROOMS = ['session', 'turns', 'phone', 'polling'];
 
 function sources(dir: string): string[] {
   const out: string[] = [];
@@ -44,6 +46,7 @@ function importsOf(file: string): string[] {
 
 /** Files being split on a branch not merged yet (emptied when it lands). */
 const roomOf = (file: string): string | undefined => (file.startsWith('src/core/') ? file.split('/')[2] : undefined);
+const runtimeRoomOf = (file: string): string | undefined => (file.startsWith('src/runtime/') ? file.split('/')[2] : undefined);
 
 describe('the house', () => {
   const files = sources('src');
@@ -67,6 +70,23 @@ describe('the house', () => {
       }
     }
     expect(upward).toEqual([]);
+  });
+
+  it('every file of src/runtime lives in one of its rooms, and a room imports only the rooms below it', () => {
+    const runtime = files.filter((f) => f.startsWith('src/runtime/'));
+    expect(runtime.filter((f) => !RUNTIME_ROOMS.includes(runtimeRoomOf(f) as string))).toEqual([]);
+    const upward: string[] = [];
+    for (const file of runtime) {
+      const from = RUNTIME_ROOMS.indexOf(runtimeRoomOf(file) as string);
+      for (const target of graph.get(file) ?? []) {
+        const to = runtimeRoomOf(target);
+        if (to && RUNTIME_ROOMS.indexOf(to) > from) upward.push(`${file} → ${target}`);
+      }
+    }
+    expect(upward).toEqual([]);
+    // A control: the machine's poller stands on the turns room (a dead holder's turn marker) and the session room.
+    const poller = graph.get('src/runtime/polling/machine-poller.ts') ?? [];
+    expect(poller.some((t) => t.startsWith('src/runtime/turns/')) && poller.some((t) => t.startsWith('src/runtime/session/'))).toBe(true);
   });
 
   it('no import circle anywhere in src', () => {
@@ -99,8 +119,10 @@ describe('the house', () => {
       }
     }
     expect(upward).toEqual([]);
-    // A control: the order is read from real arrows (the command reaches the doctor's seam report in the adapter).
+    // Controls: the order is read from real arrows (the command reaches the doctor's seam report in the adapter; the
+    // adapter's host hands dsh events to the runtime).
     expect(graph.get('src/cli/doctor/dsh-seams-check.ts')?.some((t) => t.startsWith('src/dsh/'))).toBe(true);
+    expect(graph.get('src/dsh/dsh-host.ts')?.some((t) => t.startsWith('src/runtime/'))).toBe(true);
   });
 
   it('a name is re-exported only by a door: the plugin entry, the tools room and the simulator', () => {

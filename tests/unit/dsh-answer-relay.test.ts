@@ -1,10 +1,10 @@
-// The answer relay's log lines and guards (src/dsh/answer-relay.ts): who was woken or given an answer (said on
+// The answer relay's log lines and guards (src/runtime/phone/answer-relay.ts): who was woken or given an answer (said on
 // stderr's log), a new stretch for the woken session, nothing handed out while unloading, and the bounded first-step
 // wait for the session's read when an answer may come with it.
 import { describe, expect, it } from 'vitest';
 import type { WorkRecord } from '../../src/core/work/work-state';
-import { ANSWER_SYNC_WAIT_MS, AnswerRelay } from '../../src/dsh/answer-relay';
-import { StretchCounter } from '../../src/dsh/stretch-counter';
+import { ANSWER_SYNC_WAIT_MS, AnswerRelay } from '../../src/runtime/phone/answer-relay';
+import { StretchCounter } from '../../src/runtime/session/stretch-counter';
 import { createHarness, fakeAgent, work } from '../helpers/dsh-fakes';
 
 type Harness = ReturnType<typeof createHarness>;

@@ -1,10 +1,10 @@
 // The tool bridge's rate-limit answer and request priority (src/dsh/tool-bridge.ts), the task panel's publish and
-// count rules (src/dsh/panel.ts), and which reads of the list a session and a turn start (src/dsh/list-sync.ts).
+// count rules (src/dsh/panel.ts), and which reads of the list a session and a turn start (src/runtime/session/list-sync.ts).
 import { describe, expect, it, vi } from 'vitest';
 import type { ToolDefinition } from '../../src/core/tools';
 import { DidaError } from '../../src/dida/dida-error';
 import { currentRequestPriority } from '../../src/dida/request-budget';
-import { ListSync, SESSION_SYNC_REUSE_MS } from '../../src/dsh/list-sync';
+import { ListSync, SESSION_SYNC_REUSE_MS } from '../../src/runtime/session/list-sync';
 import { Panel, PANEL_SYNC_WAIT_MS } from '../../src/dsh/panel';
 import { bridgeTool, RATE_LIMIT_RETRY_HINT_MS, rateLimitedResult } from '../../src/dsh/tool-bridge';
 import { createHarness, fakeAgent, flush, work } from '../helpers/dsh-fakes';

@@ -1,14 +1,14 @@
 // The adapter's names built when its modules load, from a fresh import before each test so a change is seen: which
-// tools a session is shown (src/dsh/live-binding.ts), the /dida command and its hint (src/dsh/slash-command-spec.ts),
+// tools a session is shown (src/runtime/session/live-binding.ts), the /dida command and its hint (src/dsh/slash-command-spec.ts),
 // and the system prompt section's name (src/dsh/prompt.ts).
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 
-let live: typeof import('../../src/dsh/live-binding');
+let live: typeof import('../../src/runtime/session/live-binding');
 let spec: typeof import('../../src/dsh/slash-command-spec');
 let prompt: typeof import('../../src/dsh/prompt');
 beforeEach(async () => {
   vi.resetModules();
-  live = await import('../../src/dsh/live-binding');
+  live = await import('../../src/runtime/session/live-binding');
   spec = await import('../../src/dsh/slash-command-spec');
   prompt = await import('../../src/dsh/prompt');
 });

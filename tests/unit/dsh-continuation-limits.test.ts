@@ -1,10 +1,10 @@
-// Continuation's other verdicts (src/dsh/continuation.ts) with a fake clock: a failure that needs the person at once
+// Continuation's other verdicts (src/runtime/turns/continuation.ts) with a fake clock: a failure that needs the person at once
 // (which engine call, which log line), a limit with a known reset waited for in 5-minute looks for a pause and kept
 // in the session record, its cap, and the person or the turn's abort ending that wait.
 import { describe, expect, it, vi } from 'vitest';
 import { emptyEngineState } from '../../src/core/work/work-state';
-import { Continuation, PAUSE_LOOK_MS, appendNote, liveFacts } from '../../src/dsh/continuation';
-import { StretchCounter } from '../../src/dsh/stretch-counter';
+import { Continuation, PAUSE_LOOK_MS, appendNote, liveFacts } from '../../src/runtime/turns/continuation';
+import { StretchCounter } from '../../src/runtime/session/stretch-counter';
 import { createHarness, fakeAgent, fakeEngine, flush, personSays, work, type HarnessOptions } from '../helpers/dsh-fakes';
 
 const MIN = 60_000;
@@ -258,7 +258,7 @@ describe('continuation helpers', () => {
 describe('from a fresh import', () => {
   it('a long wait looks for a pause every five minutes', async () => {
     vi.resetModules();
-    const fresh = await import('../../src/dsh/continuation');
+    const fresh = await import('../../src/runtime/turns/continuation');
     expect(fresh.PAUSE_LOOK_MS).toBe(5 * MIN);
   });
 });

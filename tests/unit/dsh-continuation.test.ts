@@ -1,9 +1,9 @@
-// Continuation after a model error (src/dsh/continuation.ts) with a fake clock: the backoff in order, the note inside
+// Continuation after a model error (src/runtime/turns/continuation.ts) with a fake clock: the backoff in order, the note inside
 // the retried request, the cap, exhaustion ending the stretch, a person's message winning at every moment, and 0 = off.
 import { describe, expect, it, vi } from 'vitest';
 import { emptyEngineState } from '../../src/core/work/work-state';
-import { Continuation } from '../../src/dsh/continuation';
-import { StretchCounter } from '../../src/dsh/stretch-counter';
+import { Continuation } from '../../src/runtime/turns/continuation';
+import { StretchCounter } from '../../src/runtime/session/stretch-counter';
 import { createHarness, fakeAgent, fakeEngine, flush, personSays, work, type HarnessOptions } from '../helpers/dsh-fakes';
 
 const failure = { code: 'SERVER', message: 'Overloaded', status: 503 };

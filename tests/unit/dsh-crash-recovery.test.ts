@@ -1,11 +1,11 @@
-// Crash recovery (src/dsh/crash-recovery.ts) with a fake clock: markers, the bundle's own resume at dsh start through
+// Crash recovery (src/runtime/turns/crash-recovery.ts) with a fake clock: markers, the bundle's own resume at dsh start through
 // the agents service, once, with the backoff and the counter, 0 = off, the person's message winning, goal re-arm, and
 // the headless take-over of the interrupted Work.
 import { describe, expect, it, vi } from 'vitest';
 import { RECOVERY_MESSAGE } from '../../src/core/continuation/continuation-policy';
 import { emptyEngineState, type EngineState } from '../../src/core/work/work-state';
-import { CrashRecovery, processAlive } from '../../src/dsh/crash-recovery';
-import { resumePending, turnPending, TurnMarkers } from '../../src/dsh/turn-markers';
+import { CrashRecovery, processAlive } from '../../src/runtime/turns/crash-recovery';
+import { resumePending, turnPending, TurnMarkers } from '../../src/runtime/turns/turn-markers';
 import { bound, createHarness, fakeAgent, flush, work, type FakeAgent, type HarnessOptions } from '../helpers/dsh-fakes';
 
 const CWD = '/work/project';

@@ -1,12 +1,12 @@
-// Idle settle in a one-shot run (src/dsh/idle-settle.ts: claims released with a word, the live mark dropped, the
-// usage written first) and the phone hooks' failure handling (src/dsh/phone-control.ts: logged, never thrown).
+// Idle settle in a one-shot run (src/runtime/turns/idle-settle.ts: claims released with a word, the live mark dropped, the
+// usage written first) and the phone hooks' failure handling (src/runtime/phone/phone-control.ts: logged, never thrown).
 import { describe, expect, it, vi } from 'vitest';
 import { emptyEngineState } from '../../src/core/work/work-state';
-import { IdleSettle } from '../../src/dsh/idle-settle';
-import { LiveBinding } from '../../src/dsh/live-binding';
-import { PhoneControl } from '../../src/dsh/phone-control';
-import { StretchCounter } from '../../src/dsh/stretch-counter';
-import { TurnMarkers } from '../../src/dsh/turn-markers';
+import { IdleSettle } from '../../src/runtime/turns/idle-settle';
+import { LiveBinding } from '../../src/runtime/session/live-binding';
+import { PhoneControl } from '../../src/runtime/phone/phone-control';
+import { StretchCounter } from '../../src/runtime/session/stretch-counter';
+import { TurnMarkers } from '../../src/runtime/turns/turn-markers';
 import { bound, createHarness, fakeAgent, flush } from '../helpers/dsh-fakes';
 
 const CWD = '/p';

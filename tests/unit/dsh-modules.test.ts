@@ -3,14 +3,14 @@
 import { describe, expect, it, vi } from 'vitest';
 import { panelItems } from '../../src/core/tools';
 import { emptyEngineState } from '../../src/core/work/work-state';
-import { TurnMarkers } from '../../src/dsh/turn-markers';
-import { IdleSettle, SETTLE_BUDGET_MS } from '../../src/dsh/idle-settle';
-import { ListSync, SESSION_SYNC_REUSE_MS } from '../../src/dsh/list-sync';
-import { ALL_TOOLS, BOUND_ONLY_TOOLS, LiveBinding } from '../../src/dsh/live-binding';
+import { TurnMarkers } from '../../src/runtime/turns/turn-markers';
+import { IdleSettle, SETTLE_BUDGET_MS } from '../../src/runtime/turns/idle-settle';
+import { ListSync, SESSION_SYNC_REUSE_MS } from '../../src/runtime/session/list-sync';
+import { ALL_TOOLS, BOUND_ONLY_TOOLS, LiveBinding } from '../../src/runtime/session/live-binding';
 import { Panel, PANEL_SYNC_WAIT_MS } from '../../src/dsh/panel';
 import { promptFor, registerPrompt } from '../../src/dsh/prompt';
 import { SYSTEM_PROMPT_SECTION } from '../../src/dsh/prompt-text';
-import { boundedQueuePayload, GRANT_HEAD, GRANT_WAIT_MS, QUEUE_PAYLOAD_MAX, QUEUE_TITLE_MAX, QueueGrant } from '../../src/dsh/queue-grant';
+import { boundedQueuePayload, GRANT_HEAD, GRANT_WAIT_MS, QUEUE_PAYLOAD_MAX, QUEUE_TITLE_MAX, QueueGrant } from '../../src/runtime/turns/queue-grant';
 import { changesBinding, stretchEventOf } from '../../src/dsh/tool-effects';
 import { bound, createHarness, fakeAgent, fakeEngine, flush, queueOf, work } from '../helpers/dsh-fakes';
 

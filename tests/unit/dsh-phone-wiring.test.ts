@@ -10,7 +10,7 @@ import { getLocale } from '../../src/core/text/locale';
 import type { WorkEngine } from '../../src/core/engine/work-engine';
 import { emptyEngineState, type EngineState, type WorkRecord } from '../../src/core/work/work-state';
 import { DshHost } from '../../src/dsh/dsh-host';
-import { PAUSE_CANCEL_REASON } from '../../src/dsh/pause-guard';
+import { PAUSE_CANCEL_REASON } from '../../src/runtime/phone/pause-guard';
 import { RowConfig } from '../../src/dsh/row-config';
 import type { Runtime } from '../../src/wiring/runtime';
 import { bound, eventually, FakeClock, fakeEngine, flush, memoryConfig, memoryState, personSays, work } from '../helpers/dsh-fakes';

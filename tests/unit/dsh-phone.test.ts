@@ -6,11 +6,11 @@ import type { EngineDeps } from '../../src/core/work/engine-context';
 import { getLocale } from '../../src/core/text/locale';
 import { PAUSE_CHECK_INTERVAL_MS } from '../../src/core/phone/phone-signals';
 import type { WorkRecord } from '../../src/core/work/work-state';
-import { AnswerRelay } from '../../src/dsh/answer-relay';
-import { PAUSE_CANCEL_REASON, PAUSE_CHECK_WAIT_MS, PAUSED_NOTE, PauseGuard } from '../../src/dsh/pause-guard';
-import { PhoneControl } from '../../src/dsh/phone-control';
-import { Poller } from '../../src/dsh/poller';
-import { StretchCounter } from '../../src/dsh/stretch-counter';
+import { AnswerRelay } from '../../src/runtime/phone/answer-relay';
+import { PAUSE_CANCEL_REASON, PAUSE_CHECK_WAIT_MS, PAUSED_NOTE, PauseGuard } from '../../src/runtime/phone/pause-guard';
+import { PhoneControl } from '../../src/runtime/phone/phone-control';
+import { Poller } from '../../src/runtime/polling/poller';
+import { StretchCounter } from '../../src/runtime/session/stretch-counter';
 import { createHarness, fakeAgent, fakeEngine, flush, personSays, queueOf, work, type FakeAgent } from '../helpers/dsh-fakes';
 
 type Harness = ReturnType<typeof createHarness>;

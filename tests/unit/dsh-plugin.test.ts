@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { refreshIntervalMs } from '../../src/store/lock-queue';
-import { POLL_TICK_MS } from '../../src/dsh/machine-poller';
+import { POLL_TICK_MS } from '../../src/runtime/polling/machine-poller';
 import * as mod from '../../src/dsh/index';
 import { fakeAgent, fakeHost, type FakeAgent } from '../helpers/dsh-host-fake';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';

@@ -1,4 +1,4 @@
-// Choosing which process polls a list (src/dsh/poll-election.ts), over a real lock folder in one process: a second
+// Choosing which process polls a list (src/runtime/polling/poll-election.ts), over a real lock folder in one process: a second
 // election stands for another process. One leader per list, lists led independently, a loser looks again only after
 // the retry interval, resign and close hand the list on, a lock lost to a take-over is said at once, and a lock folder
 // that cannot be used is logged.
@@ -7,7 +7,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ELECTION_RETRY_MS, PollElection } from '../../src/dsh/poll-election';
+import { ELECTION_RETRY_MS, PollElection } from '../../src/runtime/polling/poll-election';
 import { lockPathFor } from '../../src/store/file-lock';
 import { HOST_TAG } from '../../src/store/lock-tickets';
 

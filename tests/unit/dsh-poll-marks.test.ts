@@ -1,9 +1,9 @@
-// The poller's marks in the shared state (src/dsh/poll-marks.ts): an offer is removed only by the call that finds it,
+// The poller's marks in the shared state (src/runtime/polling/poll-marks.ts): an offer is removed only by the call that finds it,
 // handed Works are remembered once each (newest last, at most WOKEN_KEPT) and forgotten on request, and sessions that
 // ended no longer keep what they were handed from being offered again.
 import { describe, expect, it } from 'vitest';
 import { emptyEngineState, type EngineState, type SessionRecord } from '../../src/core/work/work-state';
-import { forgetWoken, removeOffer, sharedWork, WOKEN_KEPT, writeOffer, writeWoken, type MarkedRecord } from '../../src/dsh/poll-marks';
+import { forgetWoken, removeOffer, sharedWork, WOKEN_KEPT, writeOffer, writeWoken, type MarkedRecord } from '../../src/runtime/polling/poll-marks';
 import { memoryState } from '../helpers/dsh-fakes';
 import { makeWork } from '../helpers/work-fixtures';
 

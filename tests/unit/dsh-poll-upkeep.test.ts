@@ -1,12 +1,12 @@
-// The poller's upkeep (src/dsh/poll-upkeep.ts): a settle Dida refused is tried again for idle sessions only, and only
+// The poller's upkeep (src/runtime/polling/poll-upkeep.ts): a settle Dida refused is tried again for idle sessions only, and only
 // when a Work the session touched is finalizing or open, not waiting and fully settled; at the background request
 // priority; a failure is logged and the others still go; nothing more is tried once the process is shutting down.
 import { describe, expect, it, vi } from 'vitest';
 import type { WorkEngine } from '../../src/core/engine/work-engine';
 import { emptyEngineState, type EngineState, type WorkRecord } from '../../src/core/work/work-state';
 import { currentRequestPriority, withRequestPriority } from '../../src/dida/request-budget';
-import type { AgentTrack } from '../../src/dsh/agent-tracker';
-import { retrySettles } from '../../src/dsh/poll-upkeep';
+import type { AgentTrack } from '../../src/runtime/session/agent-tracker';
+import { retrySettles } from '../../src/runtime/polling/poll-upkeep';
 import { makeStep, makeWork } from '../helpers/work-fixtures';
 
 function track(sessionId: string, status: 'idle' | 'running' = 'idle'): AgentTrack {

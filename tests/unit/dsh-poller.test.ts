@@ -1,10 +1,10 @@
-// The poller (src/dsh/poller.ts) with a fake clock and a scripted engine: it wakes an idle bound session once per new
+// The poller (src/runtime/polling/poller.ts) with a fake clock and a scripted engine: it wakes an idle bound session once per new
 // executable Work, claims before waking, never hands one Work to two sessions, and its note is bounded and fenced.
 import { describe, expect, it, vi } from 'vitest';
 import type { WorkRecord } from '../../src/core/work/work-state';
 import { currentRequestPriority, withRequestPriority } from '../../src/dida/request-budget';
-import { Poller, pollNote, POLL_TITLE_MAX } from '../../src/dsh/poller';
-import { StretchCounter } from '../../src/dsh/stretch-counter';
+import { Poller, pollNote, POLL_TITLE_MAX } from '../../src/runtime/polling/poller';
+import { StretchCounter } from '../../src/runtime/session/stretch-counter';
 import { createHarness, fakeAgent, fakeEngine, queueOf, work, type FakeAgent } from '../helpers/dsh-fakes';
 
 /** An engine whose queue is `keys` and whose claims win for Works not yet claimed (recording the order of calls). */

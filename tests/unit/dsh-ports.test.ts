@@ -2,9 +2,10 @@
 // the per-call tool context, the system clock, and the row config's unknown-key message.
 import { describe, expect, it, vi } from 'vitest';
 import type { ToolDefinition } from '../../src/core/tools';
-import { AgentTracker, inBackground, isSubagent } from '../../src/dsh/agent-tracker';
-import { systemClock } from '../../src/dsh/clock';
-import { optionalServices, personIsWaiting, pluginMessage, textOf, type HostContext } from '../../src/dsh/ports';
+import { AgentTracker, inBackground, isSubagent } from '../../src/runtime/session/agent-tracker';
+import { systemClock } from '../../src/runtime/session/clock';
+import { optionalServices, type HostContext } from '../../src/dsh/ports';
+import { personIsWaiting, pluginMessage, textOf } from '../../src/runtime/session/messages';
 import { RowConfig } from '../../src/dsh/row-config';
 import { bridgeTool, toJsonSchema } from '../../src/dsh/tool-bridge';
 import { SUBAGENT_REFUSAL, toolContextFor } from '../../src/dsh/tool-context';
@@ -231,7 +232,7 @@ describe('systemClock from a fresh import', () => {
   // Its methods are chosen when the module loads: a fresh import sees what that load built.
   it('now is the wall clock, wait ends after its time', async () => {
     vi.resetModules();
-    const { systemClock: fresh } = await import('../../src/dsh/clock');
+    const { systemClock: fresh } = await import('../../src/runtime/session/clock');
     const now = fresh.now();
     expect(typeof now).toBe('number');
     expect(Math.abs(now - Date.now())).toBeLessThan(50);

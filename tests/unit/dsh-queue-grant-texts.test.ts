@@ -1,11 +1,11 @@
-// The texts the queue grant hands the model (src/dsh/queue-grant.ts), read from a fresh import of the module in each
+// The texts the queue grant hands the model (src/runtime/turns/queue-grant.ts), read from a fresh import of the module in each
 // test: they are module-level constants, so a test that imported the module once would never see one of them change.
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { queueOf } from '../helpers/dsh-fakes';
 
 async function fresh() {
   vi.resetModules();
-  return import('../../src/dsh/queue-grant');
+  return import('../../src/runtime/turns/queue-grant');
 }
 
 beforeEach(() => {

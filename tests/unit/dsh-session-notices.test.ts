@@ -1,8 +1,8 @@
-// What the phone did, shown in the dsh session (src/dsh/session-notices.ts): a /dida command card for a pause from
+// What the phone did, shown in the dsh session (src/runtime/phone/session-notices.ts): a /dida command card for a pause from
 // Dida, a wait for the person's answer and a resume from Dida; the panel of a waiting Work without "in progress".
 import { describe, expect, it } from 'vitest';
 import { getLocale } from '../../src/core/text/locale';
-import { NOTICE_COMMAND, SessionNotices, waitingPanel } from '../../src/dsh/session-notices';
+import { NOTICE_COMMAND, SessionNotices, waitingPanel } from '../../src/runtime/phone/session-notices';
 import { createHarness, fakeAgent, flush, work } from '../helpers/dsh-fakes';
 
 const zh = getLocale('zh');

@@ -3,13 +3,13 @@
 // stretch counter's writes.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import * as entry from '../../src/dsh/index';
-import { messageOf } from '../../src/dsh/adapter-deps';
-import { AgentTracker } from '../../src/dsh/agent-tracker';
+import { messageOf } from '../../src/runtime/session/runtime-deps';
+import { AgentTracker } from '../../src/runtime/session/agent-tracker';
 import { PROMPT_SECTION_NAME, PROMPT_SECTION_ORDER, promptFor, registerPrompt } from '../../src/dsh/prompt';
 import { SYSTEM_PROMPT_SECTION } from '../../src/dsh/prompt-text';
 import { RowConfig } from '../../src/dsh/row-config';
 import { registerSlashCommand, SLASH_COMMAND } from '../../src/dsh/slash-command-spec';
-import { StretchCounter } from '../../src/dsh/stretch-counter';
+import { StretchCounter } from '../../src/runtime/session/stretch-counter';
 import { changesBinding, stretchEventOf } from '../../src/dsh/tool-effects';
 import type { HostContext } from '../../src/dsh/ports';
 import { createHarness, fakeAgent } from '../helpers/dsh-fakes';

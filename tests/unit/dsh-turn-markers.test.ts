@@ -1,4 +1,4 @@
-// Turn markers (src/dsh/turn-markers.ts) over an in-memory state and a fake clock: what markOpen, noteFacts, markLive,
+// Turn markers (src/runtime/turns/turn-markers.ts) over an in-memory state and a fake clock: what markOpen, noteFacts, markLive,
 // markGone and markClosed write to a session record and when they leave the state alone, which closed records are
 // dropped as holding nothing (each thing a record may hold on its own keeps it), and resumePending / turnPending for a
 // session with no record or a resume due right now.
@@ -6,7 +6,7 @@ import { describe, expect, it, vi } from 'vitest';
 import type { EngineState } from '../../src/core/work/work-state';
 import { emptyEngineState } from '../../src/core/work/work-state';
 import type { AdapterDeps } from '../../src/dsh/adapter-deps';
-import { resumePending, turnPending, TurnMarkers } from '../../src/dsh/turn-markers';
+import { resumePending, turnPending, TurnMarkers } from '../../src/runtime/turns/turn-markers';
 import { createHarness, fakeAgent } from '../helpers/dsh-fakes';
 
 const CWD = '/work/project';
@@ -223,7 +223,7 @@ describe('markClosed', () => {
     // The module is loaded afresh inside the test: its list of such keys is built when it loads, and mutation testing
     // only credits the tests during which that happens.
     vi.resetModules();
-    const fresh = await import('../../src/dsh/turn-markers');
+    const fresh = await import('../../src/runtime/turns/turn-markers');
     const t = setup({ s1: { ...openRecord({ modelTodosOpen: 0 }), lastAutoAt: 4, livePid: PID } });
     await new fresh.TurnMarkers(t.deps, PID, MARK).markClosed('s1');
     expect(t.state.value.sessions).toStrictEqual({});

@@ -1,10 +1,10 @@
-// The usage meter (src/dsh/usage-meter.ts) over fake deps: which session events count, the turn's time, usage before
+// The usage meter (src/runtime/turns/usage-meter.ts) over fake deps: which session events count, the turn's time, usage before
 // a Work goes to the Work the turn takes (and is dropped otherwise), subagents counting toward their root, a
 // continuation's share, writes only when there is something to add, and a failed write logged.
 import { describe, expect, it } from 'vitest';
 import { emptyEngineState } from '../../src/core/work/work-state';
-import type { AgentTrack } from '../../src/dsh/agent-tracker';
-import { UsageMeter } from '../../src/dsh/usage-meter';
+import type { AgentTrack } from '../../src/runtime/session/agent-tracker';
+import { UsageMeter } from '../../src/runtime/turns/usage-meter';
 import { createHarness, fakeAgent, flush, work } from '../helpers/dsh-fakes';
 
 function setup(options: { current?: string | undefined; closed?: boolean } = {}) {

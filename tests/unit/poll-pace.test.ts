@@ -1,12 +1,12 @@
-// How often the machine's poller reads a list (src/dsh/poll-pace.ts), read from a fresh import before each test (its
+// How often the machine's poller reads a list (src/runtime/polling/poll-pace.ts), read from a fresh import before each test (its
 // constants are built when it loads): the base while the list changes, doubling per ten quiet minutes up to the
 // ceiling, a ceiling below the base, and the pace taken from the plugin row and config.yaml.
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 
-let pace: typeof import('../../src/dsh/poll-pace');
+let pace: typeof import('../../src/runtime/polling/poll-pace');
 beforeEach(async () => {
   vi.resetModules();
-  pace = await import('../../src/dsh/poll-pace');
+  pace = await import('../../src/runtime/polling/poll-pace');
 });
 
 const MINUTE = 60_000;

@@ -1,0 +1,399 @@
+// One poller per machine, account and list: the processes of the machine elect it through the lock folder; it reads the
+// list for the idle bound sessions of every process and hands each Work it claims to one of them — a session of its own
+// process at once, a session of another process through an offer in the shared state that process takes on its next look.
+import { releaseClaim } from '../../core/queue/claim-release';
+import { hostLabelOf, sessionTag } from '../../core/queue/claims';
+import { sessionPaused } from '../../core/phone/phone-signals';
+import type { WorkEngine } from '../../core/engine/work-engine';
+import { isSettled, type EngineState, type WorkRecord } from '../../core/work/work-state';
+import { withRequestPriority } from '../../dida/request-budget';
+import { findBinding, type Binding, type DidaTodoConfig } from '../../store/config-store';
+import { processAlive, processStopped } from '../../common/process-alive';
+import type { RuntimeDeps } from '../session/runtime-deps';
+import { messageOf } from '../session/runtime-deps';
+import type { AgentTrack } from '../session/agent-tracker';
+import { PollElection } from './poll-election';
+import { forgetWoken, removeOffer, sharedWork, writeOffer, writeWoken, type MarkedRecord } from './poll-marks';
+import { pollDue, QUIET_STEP_MS, type ListPace, type PollPace } from './poll-pace';
+import { nextPacedLook } from '../../core/engine/sync-looks';
+import { pollNote, type PollCandidate, type Poller } from './poller';
+import { retrySettles } from './poll-upkeep';
+import { resumePending, turnPending, type TurnMarker } from '../turns/turn-markers';
+import { canWake, sendOwnMessage } from '../session/messages';
+import type { StretchCounter } from '../session/stretch-counter';
+
+/** How often each process looks at the shared state: offers for its sessions, elections, polls that fall due. */
+export const POLL_TICK_MS = 1_000;
+/** An offer not taken this long (its process alive but not looking) is withdrawn and the Work released. */
+export const OFFER_TTL_MS = 2 * 60_000;
+/** How often the leader looks for Works it handed to sessions of this machine that died before their first turn. */
+const DEAD_HOLDER_SWEEP_MS = 30_000;
+
+export interface MachinePollerOptions {
+  /** The lock folder the election uses. */
+  lockDir: string;
+  /** The Dida account the election is keyed by (see Runtime.account). */
+  account: () => Promise<string>;
+  /** The full engine: its deps (claims), touch (taking a Work over). */
+  engine: () => Promise<WorkEngine>;
+  pid?: number;
+  isAlive?: (pid: number) => boolean;
+  /** Whether a live process looks at the state now (a stopped one, Ctrl-Z, cannot take a hand-over). */
+  canLook?: (pid: number) => boolean;
+  /** Runs after the leader read a list, and in other processes when an answer waits for one of their sessions. */
+  afterRead?: () => Promise<void>;
+  tickMs?: number;
+}
+
+export class MachinePoller {
+  private readonly election: PollElection;
+  private readonly pid: number;
+  private readonly isAlive: (pid: number) => boolean;
+  private readonly canLook: (pid: number) => boolean;
+  private readonly lists = new Map<string, ListPace>();
+  private pace: PollPace = { baseMs: 20_000, ceilingMs: 10 * 60_000 };
+  private stop: (() => void) | undefined;
+  private ticking: Promise<void> | undefined;
+  private closed = false;
+  private sweptAt = -Infinity;
+  private settledAt = 0;
+  private accountFailure: string | undefined;
+  private readonly polls = new Set<Promise<void>>();
+  /** Sessions of this process already looked at for a Work handed to them before a restart. */
+  private readonly resumed = new Set<string>();
+
+  constructor(
+    private readonly deps: RuntimeDeps,
+    private readonly poller: Poller,
+    private readonly counter: StretchCounter,
+    private readonly options: MachinePollerOptions,
+  ) {
+    this.pid = options.pid ?? process.pid;
+    this.isAlive = options.isAlive ?? processAlive;
+    this.canLook = options.canLook ?? ((pid) => !processStopped(pid));
+    this.election = new PollElection(options.lockDir, { now: () => deps.clock.now(), log: deps.log });
+  }
+
+  /** The pace it polls at (while it leads a list). */
+  get pacing(): PollPace {
+    return { ...this.pace };
+  }
+
+  /** Takes part in the machine's polling at `pace` until `close()`. */
+  start(pace: PollPace): void {
+    this.pace = pace;
+    this.stop?.();
+    this.stop = this.deps.clock.every(this.options.tickMs ?? POLL_TICK_MS, () => void this.tick());
+    void this.tick();
+  }
+
+  /** Stops polling; resolves once the look and polls under way have ended and its locks are released. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.stop?.();
+    this.stop = undefined;
+    await Promise.allSettled([this.ticking, this.polled()]);
+    await this.election.close();
+  }
+
+  /** Whether this process polls `projectId` for the machine now. */
+  leads(account: string, projectId: string): boolean {
+    return this.election.leads(`${account}-${projectId}`);
+  }
+
+  /** One look (a look already running is joined). */
+  tick(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    this.ticking ??= this.look()
+      .catch((error: unknown) => this.deps.log(`polling for new work failed (will retry): ${messageOf(error)}`))
+      .finally(() => (this.ticking = undefined));
+    return this.ticking;
+  }
+
+  private own(): AgentTrack[] {
+    return this.deps.tracker.all().filter((t) => !t.subagent && t.binding);
+  }
+
+  private async look(): Promise<void> {
+    if (this.deps.lifetime.aborted) return;
+    const state = await this.deps.state.read();
+    await this.markReady(state);
+    await this.takeOffers(state);
+    await this.resumeHanded(state);
+    if (this.answerWaits(state)) await this.options.afterRead?.();
+    const now = this.deps.clock.now();
+    if (now - this.settledAt >= DEAD_HOLDER_SWEEP_MS) {
+      this.settledAt = now;
+      await retrySettles(this.own(), state, this.options.engine, this.deps.log, this.deps.lifetime);
+    }
+    const lists = new Set(this.own().map((t) => (t.binding as Binding).projectId));
+    let account: string;
+    try {
+      account = await this.options.account();
+      this.accountFailure = undefined;
+    } catch (error) {
+      const message = messageOf(error);
+      if (this.accountFailure !== message) this.deps.log(`polling waits for Dida access: ${message}`);
+      this.accountFailure = message;
+      return;
+    }
+    for (const key of this.election.led()) {
+      const projectId = key.slice(account.length + 1);
+      if (!key.startsWith(`${account}-`) || !lists.has(projectId)) {
+        this.election.resign(key);
+        this.lists.delete(projectId);
+      }
+    }
+    if (lists.size === 0) return;
+    const config = await this.deps.config.read().catch(() => undefined);
+    for (const projectId of lists) {
+      if (this.deps.lifetime.aborted) return;
+      if (!(await this.election.tryLead(`${account}-${projectId}`))) {
+        this.lists.delete(projectId);
+        continue;
+      }
+      await this.lead(projectId, await this.deps.state.read(), config);
+    }
+  }
+
+  /** Marks this process's bound sessions as living here and polling with the machine (again if the mark went missing). */
+  private async markReady(state: EngineState): Promise<void> {
+    const missing = this.own().filter((t) => {
+      const record = state.sessions[t.sessionId] as MarkedRecord | undefined;
+      return record?.livePid !== this.pid || record.pollReady !== this.pid || record.cwd !== t.cwd;
+    });
+    if (missing.length === 0) return;
+    const now = this.deps.clock.now();
+    await this.deps.state.update((s) => {
+      for (const track of missing) {
+        const record = (s.sessions[track.sessionId] ??= { touched: [], autoAttempts: 0, updatedAt: now }) as MarkedRecord;
+        record.livePid = this.pid;
+        record.pollReady = this.pid;
+        record.cwd = track.cwd;
+        // A record older than the prune age is dropped by the next sync that writes.
+        if (now - record.updatedAt > QUIET_STEP_MS) record.updatedAt = now;
+      }
+    });
+  }
+
+  /** Whether a person's answer waits in the state for the current Work of one of this process's sessions. */
+  private answerWaits(state: EngineState): boolean {
+    return this.own().some((t) => {
+      const key = state.sessions[t.sessionId]?.currentWork;
+      const work = key ? state.works[key] : undefined;
+      return !!work?.pendingAnswer && !work.waiting;
+    });
+  }
+
+  /**
+   * Offers the leader made to this process's sessions: an idle session takes its Work (it becomes current and the
+   * session is woken); a session that is busy, paused or bound elsewhere declines, and the Work's claim is released.
+   * The offer is removed from the state first, so only one of this process and the leader (withdrawing it) acts on it.
+   */
+  private async takeOffers(state: EngineState): Promise<void> {
+    for (const track of this.own()) {
+      const offer = (state.sessions[track.sessionId] as MarkedRecord | undefined)?.pollOffer;
+      if (!offer || this.deps.lifetime.aborted) continue;
+      if (!(await removeOffer(this.deps.state, track.sessionId, offer.key))) continue;
+      const work = state.works[offer.key];
+      const resuming = resumePending(state.sessions[track.sessionId] as TurnMarker | undefined, this.deps.clock.now(), this.isAlive);
+      const fits = track.agent.status === 'idle' && canWake(track.agent) && !resuming && track.binding?.projectId === offer.projectId && !sessionPaused(state, track.sessionId) && work?.phase === 'open';
+      const engine = await this.options.engine();
+      if (!fits || !work) {
+        await this.release(engine, track.sessionId, offer.key, 'its session was busy when the hand-over arrived');
+        continue;
+      }
+      try {
+        await engine.touch(track.sessionId, offer.key, true);
+        await this.wake(track, work);
+        this.deps.log(`session ${track.sessionId} took Work ${offer.key} from the machine's poller`);
+      } catch (error) {
+        this.deps.log(`session ${track.sessionId} could not take Work ${offer.key}: ${messageOf(error)}`);
+        await this.release(engine, track.sessionId, offer.key, 'taking it over failed');
+      }
+    }
+  }
+
+  /** Wakes a session of this process for the Work the poller handed it (its current Work now), and says who woke it. */
+  private async wake(track: AgentTrack, work: WorkRecord): Promise<void> {
+    track.queueGranted = true;
+    await this.counter.note(track.sessionId, { kind: 'new_work' });
+    await this.deps.state.update((s) => {
+      const record = s.sessions[track.sessionId] as MarkedRecord | undefined;
+      if (record) record.pollWokenBy = this.pid;
+    });
+    sendOwnMessage((message) => track.agent.followup(message), pollNote(work.title), this.deps.newId());
+  }
+
+  /**
+   * A session of this process whose current Work the poller handed it in an earlier process (this one restarted, or
+   * died right after the hand-over, before the session's turn began — nothing for crash recovery to resume): woken for
+   * it once more, after confirming its claim, so the Work is not left held by a session that does not know it has it.
+   */
+  private async resumeHanded(state: EngineState): Promise<void> {
+    for (const track of this.own()) {
+      if (this.resumed.has(track.sessionId) || track.agent.status !== 'idle') continue;
+      const record = state.sessions[track.sessionId] as MarkedRecord | undefined;
+      const key = record?.currentWork;
+      const work = key ? state.works[key] : undefined;
+      if (!record || !key || !work || record.pollOffer) continue;
+      this.resumed.add(track.sessionId);
+      // An interrupted turn is crash recovery's to resume (or not): one wake for it, never a second from here.
+      if (turnPending(record as TurnMarker, this.deps.clock.now(), this.isAlive)) continue;
+      if (!record.pollWoken?.includes(key) || record.pollWokenBy === this.pid || work.phase !== 'open' || work.waiting || isSettled(work)) continue;
+      if (track.binding?.projectId !== work.projectId || sessionPaused(state, track.sessionId)) continue;
+      try {
+        const engine = await this.options.engine();
+        await engine.switchTo(track.sessionId, work.projectId, key);
+        await this.wake(track, work);
+        this.deps.log(`session ${track.sessionId} is woken again for Work ${key}, handed to it before its process restarted`);
+      } catch (error) {
+        this.deps.log(`session ${track.sessionId} could not go back to Work ${key}: ${messageOf(error)}`);
+      }
+    }
+  }
+
+  /** Releases the session's claim on `key` in Dida, and forgets that it was handed the Work (so it may be offered again). */
+  private async release(engine: WorkEngine, sessionId: string, key: string, why: string): Promise<void> {
+    try {
+      if (await releaseClaim(engine.deps, key, sessionId)) this.deps.log(`released Work ${key} for other sessions: ${why}`);
+    } catch (error) {
+      this.deps.log(`could not release Work ${key} (its claim lapses after the lease): ${messageOf(error)}`);
+    }
+    await forgetWoken(this.deps.state, sessionId, key);
+  }
+
+  /** Whether the record is a live session of another process of this machine that takes part in polling. */
+  private liveElsewhere(record: MarkedRecord): boolean {
+    return record.livePid !== undefined && record.livePid !== this.pid && record.pollReady === record.livePid && this.isAlive(record.livePid) && this.canLook(record.livePid);
+  }
+
+  /** The idle bound sessions of `projectId` on the machine: this process's tracks, and other processes' records. */
+  private candidates(projectId: string, state: EngineState, config: DidaTodoConfig | undefined, host: string): PollCandidate[] {
+    const found: PollCandidate[] = [];
+    // A session still holding an unfinished current Work is not free: handing it another would switch its Work under it.
+    const holdsUnfinished = (sessionId: string) => {
+      const work = state.works[state.sessions[sessionId]?.currentWork ?? ''];
+      return !!work && work.phase === 'open' && !work.waiting && !isSettled(work) && work.claim?.holder === `${host}#${sessionTag(sessionId)}`;
+    };
+    const recovering = (record: TurnMarker | undefined) => turnPending(record, this.deps.clock.now(), this.isAlive);
+    const mine = new Set(this.deps.tracker.all().map((t) => t.sessionId));
+    for (const track of this.own()) {
+      const record = state.sessions[track.sessionId] as MarkedRecord | undefined;
+      if (track.binding?.projectId !== projectId || track.agent.status !== 'idle' || record?.pollOffer || recovering(record) || holdsUnfinished(track.sessionId)) continue;
+      found.push({ sessionId: track.sessionId, binding: track.binding, track });
+    }
+    if (!config) return found;
+    for (const [sessionId, raw] of Object.entries(state.sessions)) {
+      const record = raw as MarkedRecord;
+      if (mine.has(sessionId) || !record.cwd || recovering(record) || record.pollOffer || !this.liveElsewhere(record) || holdsUnfinished(sessionId)) continue;
+      const binding = findBinding(config, record.cwd);
+      if (binding?.projectId === projectId) found.push({ sessionId, binding });
+    }
+    return found;
+  }
+
+  /** As the list's leader: withdraws stale offers, and polls when it is due and someone on the machine is idle. */
+  private async lead(projectId: string, state: EngineState, config: DidaTodoConfig | undefined): Promise<void> {
+    const now = this.deps.clock.now();
+    let pace = this.lists.get(projectId);
+    if (!pace) {
+      pace = { lastPollAt: -Infinity, lastChangeAt: now, idleSince: new Map(), soon: false, polling: false };
+      this.lists.set(projectId, pace);
+    }
+    await this.withdrawStale(projectId, state, now);
+    if (now - this.sweptAt >= DEAD_HOLDER_SWEEP_MS) {
+      this.sweptAt = now;
+      await this.releaseDeadHolders(projectId, state);
+    }
+    const candidates = this.candidates(projectId, state, config, hostLabelOf((await this.options.engine()).deps));
+    const idle = new Set(candidates.map((c) => c.sessionId));
+    for (const id of [...pace.idleSince.keys()]) if (!idle.has(id)) pace.idleSince.delete(id);
+    for (const id of idle) {
+      if (pace.idleSince.has(id)) continue;
+      pace.idleSince.set(id, now);
+      pace.soon = true;
+    }
+    // Nothing idle on the machine: nobody could take work, so nothing is read.
+    if (candidates.length === 0 || pace.polling) return;
+    if (!pollDue(this.pace, pace, now, nextPacedLook(state, projectId, pace.lastPollAt, this.pace.baseMs))) return;
+    pace.lastPollAt = now;
+    pace.soon = false;
+    // The session idle longest is offered work first.
+    candidates.sort((a, b) => (pace.idleSince.get(a.sessionId) ?? now) - (pace.idleSince.get(b.sessionId) ?? now));
+    const shared = sharedWork(state, (record) => record.livePid !== undefined && this.isAlive(record.livePid));
+    pace.polling = true;
+    const listPace = pace;
+    const polled = withRequestPriority('poll', () =>
+      this.poller.pollList(projectId, candidates, {
+        offered: shared.offered,
+        held: shared.held,
+        handOff: (sessionId, work) => this.offer(sessionId, projectId, work),
+        woke: (sessionId, key) => writeWoken(this.deps.state, sessionId, key, this.pid),
+      }),
+    )
+      .then((outcome) => {
+        if (outcome.fingerprint !== listPace.fingerprint || outcome.handed.length > 0) listPace.lastChangeAt = this.deps.clock.now();
+        listPace.fingerprint = outcome.fingerprint;
+      })
+      .catch((error: unknown) => this.deps.log(`polling the Dida list failed (will retry): ${messageOf(error)}`))
+      .finally(() => {
+        listPace.polling = false;
+        this.polls.delete(polled);
+      });
+    this.polls.add(polled);
+  }
+
+  /** Resolves once the polls running now have ended (their claims and hand-overs written). */
+  async polled(): Promise<void> {
+    while (this.polls.size > 0) await Promise.allSettled([...this.polls]);
+  }
+
+  /** Hands `work` (claimed for the session) to a session of another process. */
+  private async offer(sessionId: string, projectId: string, work: WorkRecord): Promise<void> {
+    const key = await writeOffer(this.deps.state, sessionId, projectId, work, this.deps.clock.now(), this.pid);
+    this.deps.log(`claimed Work ${key} for session ${sessionId} of another process and handed it over`);
+  }
+
+  /** Offers nobody will take (process gone or stopped, or no look for OFFER_TTL_MS): removed, and the Work's claim released. */
+  private async withdrawStale(projectId: string, state: EngineState, now: number): Promise<void> {
+    for (const [sessionId, raw] of Object.entries(state.sessions)) {
+      const record = raw as MarkedRecord;
+      const offer = record.pollOffer;
+      if (!offer || offer.projectId !== projectId) continue;
+      const alive = record.livePid !== undefined && this.isAlive(record.livePid) && this.canLook(record.livePid);
+      if (alive && now - offer.at < OFFER_TTL_MS) continue;
+      if (!(await removeOffer(this.deps.state, sessionId, offer.key))) continue;
+      await this.release(await this.options.engine(), sessionId, offer.key, alive ? 'its session did not take it in time' : 'the process of its session has ended');
+    }
+  }
+
+  /**
+   * Works of this list the poller handed to a session of this machine that nobody will carry on: the session's process
+   * died before the session's turn began (no turn for crash recovery to resume), or the session is on another Work now
+   * (it went idle with this one unfinished and was handed a new one). Their claims are released at once, not after the
+   * lease, and they are offered again.
+   */
+  private async releaseDeadHolders(projectId: string, state: EngineState): Promise<void> {
+    const engine = await this.options.engine();
+    const host = hostLabelOf(engine.deps);
+    for (const [sessionId, raw] of Object.entries(state.sessions)) {
+      const record = raw as MarkedRecord;
+      if (!record.pollWoken?.length || record.turnOpenSince !== undefined || record.pollOffer) continue;
+      const alive = record.livePid !== undefined && this.isAlive(record.livePid);
+      const holder = `${host}#${sessionTag(sessionId)}`;
+      for (const key of record.pollWoken) {
+        if (alive && key === record.currentWork) continue;
+        const work = state.works[key];
+        if (work?.projectId !== projectId || work.phase !== 'open' || work.waiting || isSettled(work)) continue;
+        if (work.claim?.holder === holder) {
+          await this.release(engine, sessionId, key, alive ? 'its session went on to another Work' : 'the process of its session ended before the session started on it');
+        } else if (alive && !work.claim) {
+          // Handed over but never claimed in Dida (the claim's write was refused): free to be offered again.
+          await forgetWoken(this.deps.state, sessionId, key);
+        }
+      }
+    }
+  }
+}
+
