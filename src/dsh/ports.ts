@@ -109,10 +109,11 @@ export function hostPortOf(ctx: HostContext): HostPort {
     },
     agent: (id) => ctx.agents.get(id),
     resume: (id) => {
-      const resume = ctx.agents.resume;
-      if (!resume) return undefined;
+      // dsh's agents service reads its own context through `this`: call resume on the service, never detached.
+      const agents = ctx.agents;
+      if (!agents.resume) return undefined;
       const selection = optionalServices.defaultModel(ctx)?.currentSelection();
-      return resume({ resumeSessionId: id, ...(selection ? { agentOptions: { provider: selection.provider, model: selection.model } } : {}) }).then(
+      return agents.resume({ resumeSessionId: id, ...(selection ? { agentOptions: { provider: selection.provider, model: selection.model } } : {}) }).then(
         (handle) => handle.agent,
         (error: unknown) => {
           // Until dsh registers its agent factory, resume rejects naming it: the host is still starting.

@@ -10,7 +10,7 @@ import type { Simulator } from '../../src/sim/simulator';
 import { stall, text, toolCall, type FakeModel, type RecordedRequest } from './harness/fake-model';
 import { eventsOf, readSessionLogs } from './harness/dsh-run';
 import { installRegistryProfile, startSdk, type SdkProcess } from './harness/sdk-client';
-import { useDshWorld } from './harness/world';
+import { PAST_A_PAUSE_LOOK_MS, useDshWorld } from './harness/world';
 import { readEngineStateFile } from '../helpers/engine-state-file';
 
 let model: FakeModel;
@@ -132,7 +132,7 @@ describe('dida-todo in the acp profile', () => {
     model.setScript([
       toolCall('todo_work', { action: 'next' }),
       toolCall('todo', { action: 'update', updates: [{ step: '汇总进展', status: 'in_progress' }] }),
-      toolCall('todo', { action: 'update', updates: [{ step: '汇总进展', status: 'completed', resolution: '进展已汇总' }] }, { delayMs: 800 }),
+      toolCall('todo', { action: 'update', updates: [{ step: '汇总进展', status: 'completed', resolution: '进展已汇总' }] }, { delayMs: PAST_A_PAUSE_LOOK_MS }),
       text('SHOULD_NOT_RUN'),
     ]);
     const p = await acp(patches);

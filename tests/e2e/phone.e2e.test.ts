@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/sim/simulator';
 import { text, toolCall, type FakeModel, type RecordedRequest } from './harness/fake-model';
 import { eventsOf, runHeadless } from './harness/dsh-run';
-import { useDshWorld } from './harness/world';
+import { PAST_A_PAUSE_LOOK_MS, useDshWorld } from './harness/world';
 import { readEngineStateFile } from '../helpers/engine-state-file';
 
 let model: FakeModel;
@@ -104,8 +104,8 @@ describe('a pause from the phone', () => {
     model.setScript([
       toolCall('todo_work', { action: 'next' }),
       toolCall('todo', { action: 'update', updates: [{ step: '汇总进展', status: 'in_progress' }] }),
-      // The person sets the priority to none on the phone while this answer is on its way.
-      toolCall('todo', { action: 'update', updates: [{ step: '汇总进展', status: 'completed', resolution: '进展已汇总' }] }, { delayMs: 800 }),
+      // The person sets the priority to none on the phone while this answer is on its way (it comes after the next look is due).
+      toolCall('todo', { action: 'update', updates: [{ step: '汇总进展', status: 'completed', resolution: '进展已汇总' }] }, { delayMs: PAST_A_PAUSE_LOOK_MS }),
       text('SHOULD_NOT_RUN'),
     ]);
     const running = runHeadless({ home, cwd: project, prompt: '检查todo', baseUrl: model.baseUrl, patches, env: env(), timeoutMs: 90_000 });

@@ -14,7 +14,7 @@ import type { Simulator } from '../../src/sim/simulator';
 import { rateLimit, stall, text, toolCall, type FakeModel, type RecordedRequest } from './harness/fake-model';
 import { cliEnv, ensureDsh, eventsOf, readSessionLogs, repoRoot, type SessionEvent } from './harness/dsh-run';
 import { installSdkProfile, startSdk, type SdkProcess } from './harness/sdk-client';
-import { useDshWorld } from './harness/world';
+import { PAST_A_PAUSE_LOOK_MS, useDshWorld } from './harness/world';
 import { readEngineStateFile } from '../helpers/engine-state-file';
 import { installFakeDida } from '../helpers/fake-dida-install';
 
@@ -232,8 +232,8 @@ describe('dida-todo in the sdk profile', () => {
     model.setScript([
       toolCall('todo_work', { action: 'next' }),
       toolCall('todo', { action: 'update', updates: [{ step: '汇总进展', status: 'in_progress' }] }),
-      // The person sets the priority to none while this answer is on its way.
-      toolCall('todo', { action: 'update', updates: [{ step: '汇总进展', status: 'completed', resolution: '进展已汇总' }] }, { delayMs: 800 }),
+      // The person sets the priority to none while this answer is on its way (it comes after the next look is due).
+      toolCall('todo', { action: 'update', updates: [{ step: '汇总进展', status: 'completed', resolution: '进展已汇总' }] }, { delayMs: PAST_A_PAUSE_LOOK_MS }),
       text('SHOULD_NOT_RUN'),
     ]);
     const p = await sdk(patches);
@@ -242,7 +242,7 @@ describe('dida-todo in the sdk profile', () => {
     await p.prompt(sessionId, '检查todo');
     await model.waitFor((rs) => rs.filter((r) => r.kind === 'chat').length >= 3, 30_000);
     sim.editTask(work.id, { priority: 0 });
-    await p.until('the cancelled turn', () => turnEnds(p.events(sessionId)).length > 0);
+    await p.until('the cancelled turn', () => turnEnds(p.events(sessionId)).length > 0, 90_000);
     await p.until('the session to be idle', () => p.statuses(sessionId).at(-1) === 'idle');
 
     expect(turnEnds(p.events(sessionId))).toEqual([{ kind: 'aborted', reason: { kind: 'hook', reason: expect.stringContaining('paused') } }]);

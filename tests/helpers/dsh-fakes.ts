@@ -13,6 +13,7 @@ import type { Clock } from '../../src/runtime/session/clock';
 import { hostPortOf, type HostContext } from '../../src/dsh/ports';
 import type { GoalView, HostAgent, UserMessageLike } from '../../src/runtime/session/session-ports';
 import { RowConfig } from '../../src/dsh/row-config';
+import { installResume } from './dsh-host-fake';
 import { defaultConfig, type DidaTodoConfig } from '../../src/store/config-store';
 import { getLocale as localeOf } from '../../src/core/text/locale';
 import type { Runtime } from '../../src/wiring/runtime';
@@ -271,8 +272,9 @@ export function createHarness(options: HarnessOptions = {}) {
     effect: () => undefined,
     get: (name: string) => services[name],
     tools: { register: () => () => undefined },
-    agents: { get: (id) => agents.get(id), ...(resume ? { resume: resume as never } : {}) },
+    agents: { get: (id) => agents.get(id) },
   };
+  if (resume) installResume(ctx.agents, resume as (options: unknown) => unknown);
   const parsed = RowConfig['~standard'].validate(options.row ?? {}) as { value: RowConfig };
   let ids = 0;
   const deps: AdapterDeps = {

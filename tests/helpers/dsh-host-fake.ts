@@ -82,12 +82,12 @@ export function fakeHost(given: Record<string, unknown> = {}) {
     agents: {
       get: (id: string) => agents.get(id),
       roots: () => [...agents.values()].filter((a) => !a.session.header.parentSession),
-      // rc.8 resumes a persisted session; this fake has none (a test that resumes puts its own in place).
-      resume: async ({ resumeSessionId }: { resumeSessionId: string }) => {
-        throw new Error(`no persisted session ${resumeSessionId}`);
-      },
     } as { get(id: string): FakeAgent | undefined; roots(): FakeAgent[]; resume?: unknown },
   };
+  // rc.8 resumes a persisted session; this fake has none (a test that resumes puts its own in place).
+  installResume(ctx.agents, async ({ resumeSessionId }: { resumeSessionId: string }) => {
+    throw new Error(`no persisted session ${resumeSessionId}`);
+  });
   const only = (event: string): Listener => {
     const list = listeners.get(event) ?? [];
     expect(list, event).toHaveLength(1);
@@ -108,3 +108,14 @@ export function fakeHost(given: Record<string, unknown> = {}) {
   };
 }
 
+
+/**
+ * Puts `resume` on a fake agents service as dsh has it: a method of the service, which reads its own context through
+ * `this` — so a caller that detaches the method from its service fails here as it does in dsh.
+ */
+export function installResume<A, R>(agents: object, resume: (options: A) => R): void {
+  (agents as { resume?: unknown }).resume = function (this: unknown, options: A): R {
+    if (this !== agents) throw new TypeError("Cannot read properties of undefined (reading 'ctx')");
+    return resume(options);
+  };
+}

@@ -10,7 +10,7 @@ import { RowConfig } from '../../src/dsh/row-config';
 import type { DidaTodoConfig } from '../../src/store/config-store';
 import type { Runtime } from '../../src/wiring/runtime';
 import { bound, FakeClock, fakeAgent, fakeEngine, fakeRuntime, flush, memoryConfig, memoryState, work, type FakeAgent } from './dsh-fakes';
-import { fakeHost } from './dsh-host-fake';
+import { fakeHost, installResume } from './dsh-host-fake';
 
 /** The directory the harness binds (config.yaml binds it unless told otherwise). */
 export const HOST_CWD = '/work/project';
@@ -46,7 +46,7 @@ export function hostHarness(options: HostHarnessOptions = {}) {
     host.agents.set(resumeSessionId, agent as never);
     return { agent };
   });
-  (host.ctx.agents as Record<string, unknown>).resume = resume;
+  installResume(host.ctx.agents, resume);
   let ids = 0;
   const plugin = new DshHost(host.ctx as never, hostRow(options.row), { clock, runtime, engine: async () => engine as unknown as WorkEngine, newId: () => `m${++ids}`, pid: 1, isAlive: options.isAlive ?? (() => false) });
   if (options.start !== false) plugin.start();

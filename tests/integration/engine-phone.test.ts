@@ -217,6 +217,25 @@ describe('pausing a running Work from the phone', () => {
     expect(answerNote(taken!)).toContain('had paused it');
   });
 
+  it('a step the background writer still holds is in Dida when the pause says how far the Work got', async () => {
+    const { list, task } = await runningWork(5);
+    await h.engine.changeSteps(S, [{ op: 'update', step: '申请权限', status: 'completed', resolution: '权限已批' }], undefined, { background: true });
+    // Control: the tick waits in the record (the progress window has not passed), Dida does not show it yet.
+    expect((await h.engine.getWork(task.id)).pendingSince).toBeDefined();
+    expect(h.sim.getTask(task.id)?.items?.map((i) => i.status)).toEqual([0, 0]);
+    h.sim.editTask(task.id, { priority: 0, items: [...h.sim.getTask(task.id)!.items!, { id: 'mine', title: '我加的一步', status: 0 }] as never });
+    const check = await checkBoundary(h.deps, S, { ...options, readDida: true, seenPriority: 5, seenFor: task.id });
+    expect(check.pause).toEqual({ by: 'priority', previousPriority: 5 });
+    await pauseWork(h.deps, task.id, check.pause!);
+    const after = h.sim.getTask(task.id)!;
+    expect(comments(task.id).filter((c) => c.includes('已暂停：已完成 1/3 步，下一步是「上线」。'))).toHaveLength(1);
+    // The tick is written, the person's own item and the priority they set are kept.
+    expect(after.items?.map((i) => [i.title, i.status])).toEqual([['申请权限', 1], ['上线', 0], ['我加的一步', 0]]);
+    expect(after.priority).toBe(0);
+    expect((await h.engine.getWork(task.id)).pendingSince).toBeUndefined();
+    expect((await h.engine.queue(list.id)).ranked).toEqual([]);
+  });
+
   it('a draft the agent was asked to work on is not paused by its own priority', async () => {
     const { task } = await runningWork(0);
     const check = await checkBoundary(h.deps, S, { ...options, readDida: true });

@@ -13,7 +13,7 @@ import { PAUSE_CHECK_WAIT_MS } from '../../src/runtime/phone/pause-guard';
 import { RowConfig } from '../../src/dsh/row-config';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
 import { FakeClock } from '../helpers/dsh-fakes';
-import { fakeAgent, fakeHost, type FakeAgent } from '../helpers/dsh-host-fake';
+import { fakeAgent, fakeHost, installResume, type FakeAgent } from '../helpers/dsh-host-fake';
 import { readEngineStateFile } from '../helpers/engine-state-file';
 
 const zh = getLocale('zh');
@@ -102,12 +102,13 @@ function boot(profile: (typeof PROFILES)[number], listId: string, clock: FakeClo
   if (!parsed.success) throw new Error('row config');
   const ctx = fakeHost(profile === 'one-shot' ? { headlessStartup: { task: 'x' } } : {});
   const resumed: string[] = [];
-  (ctx.ctx.agents as { resume?: unknown }).resume = async ({ resumeSessionId }: { resumeSessionId: string }) => {
+  installResume(ctx.ctx.agents, async ({ resumeSessionId }: { resumeSessionId: string }) => {
     resumed.push(resumeSessionId);
     const agent = fakeAgent(resumeSessionId, { cwd: dir });
     ctx.agents.set(agent.id, agent);
     return { agent };
-  };
+  });
+
   const host = new DshHost(ctx.ctx as never, parsed.data, { clock, pid: 4_000_000 + cells, isAlive: () => false, mark });
   host.start();
   return { ctx, host, resumed };

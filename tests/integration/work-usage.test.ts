@@ -9,7 +9,7 @@ import { DshHost } from '../../src/dsh/dsh-host';
 import { RowConfig } from '../../src/dsh/row-config';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
 import { FakeClock } from '../helpers/dsh-fakes';
-import { fakeAgent, fakeHost, type FakeAgent } from '../helpers/dsh-host-fake';
+import { fakeAgent, fakeHost, installResume, type FakeAgent } from '../helpers/dsh-host-fake';
 import { readEngineStateFile } from '../helpers/engine-state-file';
 
 let sim: Simulator;
@@ -62,11 +62,12 @@ function boot(options: Boot = {}) {
   const parsed = RowConfig.safeParse({ configPath: path.join(dir, 'config.yaml'), stateDir: path.join(dir, 'state'), maxAutoContinue: 3, backoff: [10], progressWindowSeconds: 0 });
   if (!parsed.success) throw new Error('row');
   const ctx = fakeHost(options.oneShot ? { headlessStartup: { task: 'x' } } : {});
-  (ctx.ctx.agents as { resume?: unknown }).resume = async ({ resumeSessionId }: { resumeSessionId: string }) => {
+  installResume(ctx.ctx.agents, async ({ resumeSessionId }: { resumeSessionId: string }) => {
     const agent = fakeAgent(resumeSessionId, { cwd: dir });
     ctx.agents.set(agent.id, agent);
     return { agent };
-  };
+  });
+
   const clock = options.clock ?? new FakeClock(Date.now());
   const host = new DshHost(ctx.ctx as never, parsed.data, { clock, pid: 4_100_000 + n, isAlive: () => false, mark: options.mark ?? 'p1' });
   host.start();

@@ -5,6 +5,7 @@ import type { EngineDeps } from '../work/engine-context';
 import { WorkError } from '../work/engine-context';
 import { MAX_COMMENT_LENGTH, MAX_REPORT_LENGTH, sanitizeForDida } from '../text/text-guard';
 import { dropComments, flushWorkOutbox, queueComment } from '../work/outbox';
+import { writePending } from '../work/background-writer';
 import { createOwnTask } from '../work/own-creates';
 import { writeWork } from '../work/task-writer';
 import { completeOwnTask, loadWork, saveWork, withWork } from '../work/work-io';
@@ -76,7 +77,7 @@ export function markHandled(work: WorkRecord, ids: readonly string[]): void {
 
 async function enterWaiting(deps: EngineDeps, key: string, spec: WaitingSpec): Promise<{ work: WorkRecord; entered: boolean }> {
   return withWork(deps, key, async (lock) => {
-    const work = await loadWork(deps, key);
+    let work = await loadWork(deps, key);
     if (work.phase === 'accepting' || work.phase === 'closed' || (spec.onlyIfRunning && work.phase !== 'open')) {
       if (spec.onlyIfRunning) return { work, entered: false };
       throw new WorkError('work_closed', `The Work ${key} is already sent for review or closed; nothing is waiting on it.`);
@@ -92,6 +93,13 @@ async function enterWaiting(deps: EngineDeps, key: string, spec: WaitingSpec): P
     if (work.waiting?.applied) {
       await flushWorkOutbox(deps, key);
       return { work, entered: false };
+    }
+    // The person is about to read where the Work stopped: the steps the background writer still holds are written first
+    // (a wait that writes the priority writes them with it).
+    if (!work.waiting && !spec.writePriority && work.pendingSince !== undefined) {
+      const written = await writePending(deps, key, lock);
+      work = await loadWork(deps, key);
+      if (written === 'closed') return { work, entered: false };
     }
     if (!work.waiting) {
       const comment = sanitizeForDida(typeof spec.comment === 'string' ? spec.comment : spec.comment(work), { maxLength: MAX_COMMENT_LENGTH });

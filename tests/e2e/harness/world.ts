@@ -4,9 +4,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
+import { PAUSE_CHECK_INTERVAL_MS } from '../../../src/core/phone/phone-signals';
 import { startSimulator, type Simulator } from '../../../src/sim/simulator';
 import { ensureDsh, installBundle, makeDshHome, removeDshHome, repoRoot } from './dsh-run';
 import { startFakeModel, type FakeModel } from './fake-model';
+
+/**
+ * How long a scripted answer takes so that the step boundary after it reads Dida for a pause: the pause guard reads the
+ * task at most every 30 s, and a claim's own read of the list counts as one.
+ */
+export const PAST_A_PAUSE_LOOK_MS = PAUSE_CHECK_INTERVAL_MS + 2_000;
 
 export interface DshWorld {
   model: FakeModel;
