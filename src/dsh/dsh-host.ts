@@ -385,7 +385,7 @@ export class DshHost {
 
   async dispose(): Promise<void> {
     this.lifetime.abort(new Error('dida-todo is unloading'));
-    const pending: Promise<unknown>[] = [this.poller.close(), this.polling.close(), this.desk.settled()];
+    const pending: Promise<unknown>[] = [this.polling.close(), this.desk.settled()];
     pending.push(...this.tracker.all().flatMap((t) => [...t.background]));
     for (const track of this.tracker.all()) this.tracker.remove(track.sessionId);
     let bound: NodeJS.Timeout | undefined;

@@ -12,6 +12,7 @@ import { PhoneControl } from '../../src/runtime/phone/phone-control';
 import { Poller } from '../../src/runtime/polling/poller';
 import { StretchCounter } from '../../src/runtime/session/stretch-counter';
 import { createHarness, fakeAgent, fakeEngine, flush, personSays, queueOf, work, type FakeAgent } from '../helpers/dsh-fakes';
+import { idlePolling } from '../helpers/poll-idle';
 
 type Harness = ReturnType<typeof createHarness>;
 
@@ -471,12 +472,12 @@ describe('Poller and PhoneControl', () => {
     const h = createHarness({ engine });
     h.state.value.works.w1 = work('w1', ['in_progress'], { waiting: { reason: 'r', previousPriority: 3, applied: true, since: 0, pausedBy: 'priority' } });
     const paused = bindAgent(h, 's1', 'w1');
-    const poller = new Poller(h.deps, new StretchCounter(h.deps), async () => void calls.push('answers'));
-    await poller.poll();
+    const poll = idlePolling(new Poller(h.deps, new StretchCounter(h.deps), async () => void calls.push('answers')), h.deps);
+    await poll();
     expect(calls).toEqual(['answers']);
     expect(paused.followup).not.toHaveBeenCalled();
     delete h.state.value.works.w1!.waiting;
-    await poller.poll();
+    await poll();
     expect(calls).toEqual(['answers', 'answers', 'claim s1']);
   });
 

@@ -6,6 +6,7 @@ import { currentRequestPriority, withRequestPriority } from '../../src/dida/requ
 import { Poller, pollNote, POLL_TITLE_MAX } from '../../src/runtime/polling/poller';
 import { StretchCounter } from '../../src/runtime/session/stretch-counter';
 import { createHarness, fakeAgent, fakeEngine, queueOf, work, type FakeAgent } from '../helpers/dsh-fakes';
+import { idlePolling } from '../helpers/poll-idle';
 
 /** An engine whose queue is `keys` and whose claims win for Works not yet claimed (recording the order of calls). */
 function listEngine(keys: string[], calls: string[] = [], priorities: string[] = []) {
@@ -36,13 +37,13 @@ function setup(keys: string[], sessions = ['s1']) {
     return agent;
   });
   const poller = new Poller(h.deps, new StretchCounter(h.deps));
-  return { ...h, list, agents, poller, calls };
+  return { ...h, list, agents, poller, poll: idlePolling(poller, h.deps), calls };
 }
 
 describe('Poller', () => {
   it('claims the top Work for an idle bound session, then wakes it with the queue granted', async () => {
     const t = setup(['w1']);
-    await t.poller.poll();
+    await t.poll();
     expect(t.calls).toEqual(['claim s1 w1', 'wake s1 note']);
     expect(t.deps.tracker.get('s1')!.queueGranted).toBe(true);
     const note = t.agents[0]!.followup.mock.calls[0]![0];
@@ -52,7 +53,7 @@ describe('Poller', () => {
 
   it('claims at the background priority even inside a poll (the claim acknowledges work already found)', async () => {
     const t = setup(['w1']);
-    await withRequestPriority('poll', () => t.poller.pollList('list-1', [{ sessionId: 's1', binding: { cwd: '/p', projectId: 'list-1' }, track: t.deps.tracker.get('s1')! }]));
+    await withRequestPriority('poll', () => t.poller.pollList('list-1', [{ sessionId: 's1', binding: { cwd: '/p', projectId: 'list-1' }, track: t.deps.tracker.get('s1')! }], { offered: new Set() }));
     expect(t.list.priorities).toEqual(['background']);
   });
 
@@ -60,23 +61,23 @@ describe('Poller', () => {
     const t = setup(['w1', 'w2'], ['session-s1', 'session-s2']);
     // session-s2's claim of w1 was posted, but the hand-over never happened (the read after the post was refused).
     t.state.value.works.w1 = work('w1', [], { claim: { holder: 'host#s2', at: 0 } });
-    await t.poller.poll();
+    await t.poll();
     expect(t.calls.filter((c) => c.startsWith('claim'))).toEqual(['claim session-s1 w2', 'claim session-s2 w1']);
     // Control: without the recorded claim the first session takes the top Work.
     const u = setup(['w1', 'w2'], ['session-s1', 'session-s2']);
-    await u.poller.poll();
+    await u.poll();
     expect(u.calls.filter((c) => c.startsWith('claim'))).toEqual(['claim session-s1 w1', 'claim session-s2 w2']);
   });
 
   it('wakes once per new Work: an unchanged queue does not wake again, a new Work does', async () => {
     const t = setup(['w1']);
-    await t.poller.poll();
+    await t.poll();
     // The Work stays in the queue (for example, still executable for this host) — no second wake for it.
     t.list.claimed.clear();
-    await t.poller.poll();
+    await t.poll();
     expect(t.agents[0]!.followup).toHaveBeenCalledTimes(1);
     t.list.keys.push('w2');
-    await t.poller.poll();
+    await t.poll();
     expect(t.agents[0]!.followup).toHaveBeenCalledTimes(2);
     expect(t.calls.at(-2)).toBe('claim s1 w2');
   });
@@ -85,8 +86,8 @@ describe('Poller', () => {
     const t = setup(['w1'], ['s1', 's2']);
     // Claims keyed by machine name: both sessions would "win".
     t.list.engine.queue.mockImplementation(async () => queueOf(['w1']));
-    await t.poller.poll();
-    await t.poller.poll();
+    await t.poll();
+    await t.poll();
     const woken = t.agents.filter((a) => a.followup.mock.calls.length > 0);
     expect(woken).toHaveLength(1);
     expect(woken[0]!.followup).toHaveBeenCalledTimes(1);
@@ -94,7 +95,7 @@ describe('Poller', () => {
 
   it('two idle sessions and two Works: each session gets a different one', async () => {
     const t = setup(['w1', 'w2'], ['s1', 's2']);
-    await t.poller.poll();
+    await t.poll();
     expect(t.calls).toEqual(['claim s1 w1', 'wake s1 note', 'claim s2 w2', 'wake s2 note']);
   });
 
@@ -109,7 +110,7 @@ describe('Poller', () => {
     t.deps.tracker.get('web')!.binding = { cwd: '/code/web', projectId: 'list-1', tag: 'web' };
     t.deps.tracker.get('api')!.binding = { cwd: '/code/api', projectId: 'list-1', tag: 'api' };
     t.config.value = { ...t.config.value, bindings: [t.deps.tracker.get('web')!.binding!, t.deps.tracker.get('api')!.binding!] };
-    await t.poller.poll();
+    await t.poll();
     // Before routing the first session took the top Work (w1, tagged #api) and the second was never asked.
     expect(t.calls).toEqual(['claim web w2', 'wake web note', 'claim api w1', 'wake api note']);
   });
@@ -120,7 +121,7 @@ describe('Poller', () => {
       t.calls.push(`claim ${sessionId} ${known?.ranked[0]?.candidate.taskId ?? '-'}`);
       return undefined;
     });
-    await t.poller.poll();
+    await t.poll();
     expect(t.calls).toEqual(['claim s1 w1']);
   });
 
@@ -128,7 +129,7 @@ describe('Poller', () => {
     const t = setup(['w1'], ['s1', 's2']);
     t.state.value.sessions.s1 = { touched: ['w1'], currentWork: 'w1', autoAttempts: 0, updatedAt: 0 };
     t.agents[0]!.status = 'running';
-    await t.poller.poll();
+    await t.poll();
     expect(t.list.engine.claimNext).not.toHaveBeenCalled();
     expect(t.agents[1]!.followup).not.toHaveBeenCalled();
   });
@@ -136,14 +137,14 @@ describe('Poller', () => {
   it('does not wake when the claim is lost, and does not wake busy, unbound or subagent sessions', async () => {
     const t = setup(['w1'], ['s1']);
     t.list.engine.claimNext.mockImplementation(async () => undefined);
-    await t.poller.poll();
+    await t.poll();
     expect(t.agents[0]!.followup).not.toHaveBeenCalled();
 
     const busy = setup(['w1'], ['s1', 'child', 'loose']);
     busy.agents[0]!.status = 'running';
     busy.deps.tracker.get('child')!.subagent = true;
     busy.deps.tracker.get('loose')!.binding = undefined;
-    await busy.poller.poll();
+    await busy.poll();
     expect(busy.list.engine.queue).not.toHaveBeenCalled();
     for (const agent of busy.agents) expect(agent.followup).not.toHaveBeenCalled();
   });
@@ -151,7 +152,7 @@ describe('Poller', () => {
   it('a session holding a recorded claim on a lower-ranked Work is given that one first', async () => {
     const t = setup(['w1', 'w2'], ['session-s1']);
     t.state.value.works.w2 = work('w2', [], { claim: { holder: 'host#s1', at: 0 } });
-    await t.poller.poll();
+    await t.poll();
     expect(t.calls.filter((c) => c.startsWith('claim'))).toEqual(['claim session-s1 w2']);
   });
 
@@ -167,11 +168,11 @@ describe('Poller', () => {
       { sessionId: 's2', binding, track: t.deps.tracker.get('s2')! },
       // A session of another process, but no way to hand it over: nothing is claimed for it.
       { sessionId: 's3', binding },
-    ]);
+    ], { offered: new Set() });
     expect(t.list.engine.claimNext).not.toHaveBeenCalled();
     // With a hand-over it is claimed for (not made current here) and handed over.
     const handed: string[] = [];
-    const outcome = await t.poller.pollList('list-1', [{ sessionId: 's3', binding }], { handOff: async (id, w) => void handed.push(`${id} ${w.taskId}`) });
+    const outcome = await t.poller.pollList('list-1', [{ sessionId: 's3', binding }], { offered: new Set(), handOff: async (id, w) => void handed.push(`${id} ${w.taskId}`) });
     expect(handed).toEqual(['s3 w1']);
     expect(outcome.handed).toEqual(['w1']);
     expect(t.list.engine.claimNext.mock.calls[0]![4]).toEqual({ makeCurrent: false });
@@ -181,25 +182,18 @@ describe('Poller', () => {
     const t = setup(['w1']);
     const queue = { ...queueOf([]), report: { tasks: [{ id: 'a', etag: 'e1', modifiedTime: 'm0' }, { id: 'b', modifiedTime: 'm1' }, { id: 'c' }] } };
     t.list.engine.queue.mockImplementation(async () => queue);
-    const outcome = await t.poller.pollList('list-1', []);
+    const outcome = await t.poller.pollList('list-1', [], { offered: new Set() });
     expect(outcome).toEqual({ fingerprint: 'a:e1,b:m1,c:', handed: [] });
   });
 
-  it('a Work that left the queue and came back is offered again (what was offered is kept only while it is listed)', async () => {
-    const t = setup(['w1']);
-    t.list.engine.claimNext.mockImplementation(async (_s: string, _p: string, known?: { ranked: Array<{ candidate: { taskId: string } }> }) => {
-      const first = known?.ranked[0]?.candidate.taskId;
-      return first ? (work(first, ['pending']) as WorkRecord) : undefined;
-    });
-    await t.poller.poll();
-    expect(t.agents[0]!.followup).toHaveBeenCalledTimes(1);
-    await t.poller.poll();
-    expect(t.agents[0]!.followup).toHaveBeenCalledTimes(1);
-    t.list.keys.splice(0);
-    await t.poller.poll();
-    t.list.keys.push('w1');
-    await t.poller.poll();
-    expect(t.agents[0]!.followup).toHaveBeenCalledTimes(2);
+  it('a Work offered already is not claimed for anyone; the set of offers given is left as it was', async () => {
+    const t = setup(['w1', 'w2'], ['s1', 's2']);
+    const offered = new Set(['w1']);
+    const outcome = await t.poller.pollList('list-1', t.deps.tracker.all().map((track) => ({ sessionId: track.sessionId, binding: track.binding!, track })), { offered });
+    // Control: the poll did hand out work, only not the offered Work.
+    expect(outcome.handed).toEqual(['w2']);
+    expect(t.calls.filter((c) => c.startsWith('claim'))).toEqual(['claim s1 w2']);
+    expect([...offered]).toEqual(['w1']);
   });
 
   it('a session that started running between the claim and the wake keeps its claim and is not woken', async () => {
@@ -208,56 +202,47 @@ describe('Poller', () => {
       t.agents[0]!.status = 'running';
       return work('w1', ['pending']) as WorkRecord;
     });
-    await t.poller.poll();
+    await t.poll();
     expect(t.agents[0]!.followup).not.toHaveBeenCalled();
   });
 
   it('an empty queue wakes nobody; a failing read is logged and retried at the next poll', async () => {
     const t = setup([]);
-    await t.poller.poll();
+    await t.poll();
     expect(t.agents[0]!.followup).not.toHaveBeenCalled();
     t.list.engine.queue.mockRejectedValueOnce(new Error('Dida is down'));
     t.list.keys.push('w1');
-    await t.poller.poll();
+    await t.poll();
     expect(t.logs.some((l) => l.includes('Dida is down'))).toBe(true);
-    await t.poller.poll();
+    await t.poll();
     expect(t.agents[0]!.followup).toHaveBeenCalledTimes(1);
   });
 
   it('a wake starts a new stretch: the continuation count goes back to 0', async () => {
     const t = setup(['w1']);
     t.state.value.sessions.s1 = { touched: [], autoAttempts: 4, updatedAt: 0 };
-    await t.poller.poll();
+    await t.poll();
     expect(t.state.value.sessions.s1!.autoAttempts).toBe(0);
   });
 
-  it('polls on the clock every interval until closed, and a running poll is joined rather than repeated', async () => {
+  it('a poll is a background read: the person\'s comments on reviews and waiting Works are read on their schedule', async () => {
     const t = setup(['w1']);
-    t.poller.start(3);
-    expect(t.clock.intervals).toEqual([180_000]);
-    await t.clock.advance(179_999);
-    expect(t.list.engine.queue).not.toHaveBeenCalled();
-    await t.clock.advance(1);
+    await t.poll();
     expect(t.list.engine.queue).toHaveBeenCalledTimes(1);
-    // A poll is a background read: the person's comments on reviews and waiting Works are read on their schedule.
-    expect(t.list.engine.queue).toHaveBeenCalledWith(expect.any(String), undefined, undefined, { looks: 'paced' });
-    await t.clock.advance(180_000);
-    expect(t.list.engine.queue).toHaveBeenCalledTimes(2);
-    t.poller.close();
-    await t.clock.advance(600_000);
-    expect(t.list.engine.queue).toHaveBeenCalledTimes(2);
-    expect(t.clock.pending()).toBe(0);
-    const a = t.poller.poll();
-    const b = t.poller.poll();
-    expect(a).toBe(b);
-    await a;
+    expect(t.list.engine.queue).toHaveBeenCalledWith('list-1', undefined, undefined, { looks: 'paced' });
   });
 
-  it('stops after disposal: nothing is read', async () => {
+  it('a poll under way when the plugin unloads claims for nobody and wakes nobody', async () => {
     const t = setup(['w1']);
-    t.lifetime.abort();
-    await t.poller.poll();
-    expect(t.list.engine.queue).not.toHaveBeenCalled();
+    t.list.engine.queue.mockImplementation(async () => {
+      t.lifetime.abort();
+      return queueOf(['w1']);
+    });
+    const outcome = await t.poller.pollList('list-1', [{ sessionId: 's1', binding: { cwd: '/p', projectId: 'list-1' }, track: t.deps.tracker.get('s1')! }], { offered: new Set() });
+    // Control: the list was read (the poll reached its candidates).
+    expect(t.list.engine.queue).toHaveBeenCalledTimes(1);
+    expect(outcome.handed).toEqual([]);
+    expect(t.list.engine.claimNext).not.toHaveBeenCalled();
     expect(t.agents[0]!.followup).not.toHaveBeenCalled();
   });
 });

@@ -11,6 +11,7 @@ import * as mod from '../../src/dsh/index';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
 import { fakeAgent, fakeHost, type FakeAgent } from '../helpers/dsh-host-fake';
 import { readEngineStateFile } from '../helpers/engine-state-file';
+import { idlePolling } from '../helpers/poll-idle';
 
 let dir: string;
 let configPath: string;
@@ -237,8 +238,9 @@ describe('one machine, two sessions, one list', () => {
       // Both sessions attached (binding resolved, marked live) before the polls, however busy the machine is.
       await Promise.all(agents.map((a) => plugin.tracker.get(a.id)!.ready));
       await until('both sessions bound', () => agents.every((a) => plugin.tracker.get(a.id)?.binding !== undefined));
-      await plugin.poller.poll();
-      await plugin.poller.poll();
+      const poll = idlePolling(plugin.poller, { tracker: plugin.tracker, lifetime: new AbortController().signal, log: () => undefined });
+      await poll();
+      await poll();
       const woken = agents.filter((a) => a.followup.mock.calls.length > 0);
       expect(woken).toHaveLength(1);
       expect(woken[0]!.followup).toHaveBeenCalledTimes(1);

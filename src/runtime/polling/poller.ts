@@ -9,7 +9,6 @@ import { workKey, type WorkRecord } from '../../core/work/work-state';
 import type { Binding } from '../../store/config-store';
 import { withRequestPriority } from '../../dida/request-budget';
 import type { RuntimeDeps } from '../session/runtime-deps';
-import { messageOf } from '../session/runtime-deps';
 import type { AgentTrack } from '../session/agent-tracker';
 import { canWake, sendOwnMessage } from '../session/messages';
 import type { StretchCounter } from '../session/stretch-counter';
@@ -31,8 +30,8 @@ export interface PollCandidate {
 }
 
 export interface PollListOptions {
-  /** Works offered already (as the machine's poller keeps them in the state); without it this poller's own memory. */
-  offered?: ReadonlySet<string>;
+  /** Works offered already (the machine's poller keeps them in the state): not offered again while they are listed. */
+  offered: ReadonlySet<string>;
   /** Works that live sessions (of any process) have as their current Work, or that wait in an offer. */
   held?: ReadonlySet<string>;
   /** Hands a Work claimed for a session of another process over to it. */
@@ -49,11 +48,6 @@ export interface PollListOutcome {
 }
 
 export class Poller {
-  /** Per list: Works a session was already woken for (kept while they stay in the list's queue). */
-  private readonly offered = new Map<string, Set<string>>();
-  private stop: (() => void) | undefined;
-  private running: Promise<void> | undefined;
-
   /** `afterRead` runs once a list was read, before anyone is woken (answers from the phone go out first). */
   constructor(
     private readonly deps: RuntimeDeps,
@@ -61,58 +55,19 @@ export class Poller {
     private readonly afterRead?: () => Promise<void>,
   ) {}
 
-  /** Polls every `minutes` until `close()` (this process's sessions only; see MachinePoller for the shared one). */
-  start(minutes: number): void {
-    this.stop?.();
-    this.stop = this.deps.clock.every(minutes * 60_000, () => void this.poll());
-  }
-
-  /** Stops polling; resolves once a poll under way has ended. */
-  async close(): Promise<void> {
-    this.stop?.();
-    this.stop = undefined;
-    await this.running?.catch(() => undefined);
-  }
-
-  /** One poll of this process's idle bound sessions (a poll already running is joined, not repeated). */
-  poll(): Promise<void> {
-    this.running ??= this.pollOnce().finally(() => (this.running = undefined));
-    return this.running;
-  }
-
-  private async pollOnce(): Promise<void> {
-    const byList = new Map<string, PollCandidate[]>();
-    for (const track of this.deps.tracker.all()) {
-      if (track.subagent || !track.binding || track.agent.status !== 'idle') continue;
-      const list = byList.get(track.binding.projectId) ?? [];
-      list.push({ sessionId: track.sessionId, binding: track.binding, track });
-      byList.set(track.binding.projectId, list);
-    }
-    for (const [projectId, candidates] of byList) {
-      if (this.deps.lifetime.aborted) return;
-      try {
-        await this.pollList(projectId, candidates);
-      } catch (error) {
-        this.deps.log(`polling the Dida list failed (will retry): ${messageOf(error)}`);
-      }
-    }
-  }
-
   /**
    * Reads the list once (its queue, as sync reads it) and, for each candidate in turn, claims the best Work routed to
    * its directory that nobody was offered, nobody holds and no paused session would get; a session of this process is
    * woken with the Work as its current one, a session of another process is handed it (`handOff`). Throws when the
    * list cannot be read.
    */
-  async pollList(projectId: string, candidates: readonly PollCandidate[], options: PollListOptions = {}): Promise<PollListOutcome> {
+  async pollList(projectId: string, candidates: readonly PollCandidate[], options: PollListOptions): Promise<PollListOutcome> {
     const engine = await this.deps.engine();
     const queue = await engine.queue(projectId, undefined, undefined, { looks: 'paced' });
     await this.afterRead?.();
     const fingerprint = (queue.report?.tasks ?? []).map((t) => `${t.id}:${t.etag ?? t.modifiedTime ?? ''}`).join(',');
-    const known = new Set([...queue.ranked, ...queue.skipped].map((entry) => entry.candidate.taskId));
-    // The machine's poller says what was offered (kept in the state); alone, this poller remembers it itself.
-    const offered = new Set([...(options.offered ?? this.offered.get(projectId) ?? [])].filter((key) => known.has(key)));
-    if (!options.offered) this.offered.set(projectId, offered);
+    // Works offered already (and those handed in this poll) are not offered again.
+    const offered = new Set(options.offered);
     // Works another live session has as its current Work are not offered to a second one.
     const state = await this.deps.state.read();
     const held = new Set([...this.deps.tracker.all().map((t) => state.sessions[t.sessionId]?.currentWork).filter((k): k is string => !!k), ...(options.held ?? [])]);
