@@ -42,7 +42,7 @@ const GROUPS = {
     tests: [UNIT, ...it('dsh-pause-guard', 'dsh-slash-dida')],
   },
   'dsh-poll': {
-    mutate: ['runtime/polling/machine-poller', 'runtime/polling/poller'],
+    mutate: ['runtime/polling/machine-poller', 'runtime/polling/poll-hand-overs', 'runtime/polling/poller'],
     tests: [UNIT, ...it('machine-poller', 'machine-poller-upkeep')],
   },
   // The rest of src/dsh (rounds four to six): the adapter's trackers, relays, guards, crash recovery and the row.

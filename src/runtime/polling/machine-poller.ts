@@ -1,9 +1,7 @@
 // One poller per machine, account and list: the processes of the machine elect it through the lock folder; it reads the
 // list for the idle bound sessions of every process and hands each Work it claims to one of them — a session of its own
 // process at once, a session of another process through an offer in the shared state that process takes on its next look.
-import { releaseClaim } from '../../core/queue/claim-release';
 import { hostLabelOf, sessionTag } from '../../core/queue/claims';
-import { sessionPaused } from '../../core/phone/phone-signals';
 import type { WorkEngine } from '../../core/engine/work-engine';
 import { isSettled, type EngineState, type WorkRecord } from '../../core/work/work-state';
 import { withRequestPriority } from '../../dida/request-budget';
@@ -11,15 +9,14 @@ import { findBinding, type Binding, type DidaTodoConfig } from '../../store/conf
 import { processAlive, processStopped } from '../../common/process-alive';
 import type { RuntimeDeps } from '../session/runtime-deps';
 import { messageOf } from '../session/runtime-deps';
-import type { AgentTrack } from '../session/agent-tracker';
 import { PollElection } from './poll-election';
 import { forgetWoken, removeOffer, sharedWork, writeOffer, writeWoken, type MarkedRecord } from './poll-marks';
-import { pollDue, QUIET_STEP_MS, type ListPace, type PollPace } from './poll-pace';
+import { pollDue, type ListPace, type PollPace } from './poll-pace';
 import { nextPacedLook } from '../../core/engine/sync-looks';
-import { pollNote, type PollCandidate, type Poller } from './poller';
+import type { PollCandidate, Poller } from './poller';
 import { retrySettles } from './poll-upkeep';
-import { resumePending, turnPending, type TurnMarker } from '../turns/turn-markers';
-import { canWake, sendOwnMessage } from '../session/messages';
+import { HandOvers } from './poll-hand-overs';
+import { turnPending, type TurnMarker } from '../turns/turn-markers';
 import type { StretchCounter } from '../session/stretch-counter';
 
 /** How often each process looks at the shared state: offers for its sessions, elections, polls that fall due. */
@@ -59,19 +56,19 @@ export class MachinePoller {
   private settledAt = 0;
   private accountFailure: string | undefined;
   private readonly polls = new Set<Promise<void>>();
-  /** Sessions of this process already looked at for a Work handed to them before a restart. */
-  private readonly resumed = new Set<string>();
+  private readonly handOvers: HandOvers;
 
   constructor(
     private readonly deps: RuntimeDeps,
     private readonly poller: Poller,
-    private readonly counter: StretchCounter,
+    counter: StretchCounter,
     private readonly options: MachinePollerOptions,
   ) {
     this.pid = options.pid ?? process.pid;
     this.isAlive = options.isAlive ?? processAlive;
     this.canLook = options.canLook ?? ((pid) => !processStopped(pid));
     this.election = new PollElection(options.lockDir, { now: () => deps.clock.now(), log: deps.log });
+    this.handOvers = new HandOvers(deps, counter, { pid: this.pid, isAlive: this.isAlive, engine: options.engine });
   }
 
   /** The pace it polls at (while it leads a list). */
@@ -110,23 +107,19 @@ export class MachinePoller {
     return this.ticking;
   }
 
-  private own(): AgentTrack[] {
-    return this.deps.tracker.all().filter((t) => !t.subagent && t.binding);
-  }
-
   private async look(): Promise<void> {
     if (this.deps.lifetime.aborted) return;
     const state = await this.deps.state.read();
-    await this.markReady(state);
-    await this.takeOffers(state);
-    await this.resumeHanded(state);
-    if (this.answerWaits(state)) await this.options.afterRead?.();
+    await this.handOvers.markReady(state);
+    await this.handOvers.takeOffers(state);
+    await this.handOvers.resumeHanded(state);
+    if (this.handOvers.answerWaits(state)) await this.options.afterRead?.();
     const now = this.deps.clock.now();
     if (now - this.settledAt >= DEAD_HOLDER_SWEEP_MS) {
       this.settledAt = now;
-      await retrySettles(this.own(), state, this.options.engine, this.deps.log, this.deps.lifetime);
+      await retrySettles(this.handOvers.own(), state, this.options.engine, this.deps.log, this.deps.lifetime);
     }
-    const lists = new Set(this.own().map((t) => (t.binding as Binding).projectId));
+    const lists = new Set(this.handOvers.own().map((t) => (t.binding as Binding).projectId));
     let account: string;
     try {
       account = await this.options.account();
@@ -156,113 +149,6 @@ export class MachinePoller {
     }
   }
 
-  /** Marks this process's bound sessions as living here and polling with the machine (again if the mark went missing). */
-  private async markReady(state: EngineState): Promise<void> {
-    const missing = this.own().filter((t) => {
-      const record = state.sessions[t.sessionId] as MarkedRecord | undefined;
-      return record?.livePid !== this.pid || record.pollReady !== this.pid || record.cwd !== t.cwd;
-    });
-    if (missing.length === 0) return;
-    const now = this.deps.clock.now();
-    await this.deps.state.update((s) => {
-      for (const track of missing) {
-        const record = (s.sessions[track.sessionId] ??= { touched: [], autoAttempts: 0, updatedAt: now }) as MarkedRecord;
-        record.livePid = this.pid;
-        record.pollReady = this.pid;
-        record.cwd = track.cwd;
-        // A record older than the prune age is dropped by the next sync that writes.
-        if (now - record.updatedAt > QUIET_STEP_MS) record.updatedAt = now;
-      }
-    });
-  }
-
-  /** Whether a person's answer waits in the state for the current Work of one of this process's sessions. */
-  private answerWaits(state: EngineState): boolean {
-    return this.own().some((t) => {
-      const key = state.sessions[t.sessionId]?.currentWork;
-      const work = key ? state.works[key] : undefined;
-      return !!work?.pendingAnswer && !work.waiting;
-    });
-  }
-
-  /**
-   * Offers the leader made to this process's sessions: an idle session takes its Work (it becomes current and the
-   * session is woken); a session that is busy, paused or bound elsewhere declines, and the Work's claim is released.
-   * The offer is removed from the state first, so only one of this process and the leader (withdrawing it) acts on it.
-   */
-  private async takeOffers(state: EngineState): Promise<void> {
-    for (const track of this.own()) {
-      const offer = (state.sessions[track.sessionId] as MarkedRecord | undefined)?.pollOffer;
-      if (!offer || this.deps.lifetime.aborted) continue;
-      if (!(await removeOffer(this.deps.state, track.sessionId, offer.key))) continue;
-      const work = state.works[offer.key];
-      const resuming = resumePending(state.sessions[track.sessionId] as TurnMarker | undefined, this.deps.clock.now(), this.isAlive);
-      const fits = track.agent.status === 'idle' && canWake(track.agent) && !resuming && track.binding?.projectId === offer.projectId && !sessionPaused(state, track.sessionId) && work?.phase === 'open';
-      const engine = await this.options.engine();
-      if (!fits || !work) {
-        await this.release(engine, track.sessionId, offer.key, 'its session was busy when the hand-over arrived');
-        continue;
-      }
-      try {
-        await engine.touch(track.sessionId, offer.key, true);
-        await this.wake(track, work);
-        this.deps.log(`session ${track.sessionId} took Work ${offer.key} from the machine's poller`);
-      } catch (error) {
-        this.deps.log(`session ${track.sessionId} could not take Work ${offer.key}: ${messageOf(error)}`);
-        await this.release(engine, track.sessionId, offer.key, 'taking it over failed');
-      }
-    }
-  }
-
-  /** Wakes a session of this process for the Work the poller handed it (its current Work now), and says who woke it. */
-  private async wake(track: AgentTrack, work: WorkRecord): Promise<void> {
-    track.queueGranted = true;
-    await this.counter.note(track.sessionId, { kind: 'new_work' });
-    await this.deps.state.update((s) => {
-      const record = s.sessions[track.sessionId] as MarkedRecord | undefined;
-      if (record) record.pollWokenBy = this.pid;
-    });
-    sendOwnMessage((message) => track.agent.followup(message), pollNote(work.title), this.deps.newId());
-  }
-
-  /**
-   * A session of this process whose current Work the poller handed it in an earlier process (this one restarted, or
-   * died right after the hand-over, before the session's turn began — nothing for crash recovery to resume): woken for
-   * it once more, after confirming its claim, so the Work is not left held by a session that does not know it has it.
-   */
-  private async resumeHanded(state: EngineState): Promise<void> {
-    for (const track of this.own()) {
-      if (this.resumed.has(track.sessionId) || track.agent.status !== 'idle') continue;
-      const record = state.sessions[track.sessionId] as MarkedRecord | undefined;
-      const key = record?.currentWork;
-      const work = key ? state.works[key] : undefined;
-      if (!record || !key || !work || record.pollOffer) continue;
-      this.resumed.add(track.sessionId);
-      // An interrupted turn is crash recovery's to resume (or not): one wake for it, never a second from here.
-      if (turnPending(record as TurnMarker, this.deps.clock.now(), this.isAlive)) continue;
-      if (!record.pollWoken?.includes(key) || record.pollWokenBy === this.pid || work.phase !== 'open' || work.waiting || isSettled(work)) continue;
-      if (track.binding?.projectId !== work.projectId || sessionPaused(state, track.sessionId)) continue;
-      try {
-        const engine = await this.options.engine();
-        await engine.switchTo(track.sessionId, work.projectId, key);
-        await this.wake(track, work);
-        this.deps.log(`session ${track.sessionId} is woken again for Work ${key}, handed to it before its process restarted`);
-      } catch (error) {
-        this.deps.log(`session ${track.sessionId} could not go back to Work ${key}: ${messageOf(error)}`);
-      }
-    }
-  }
-
-  /** Releases the session's claim on `key` in Dida, and forgets that it was handed the Work (so it may be offered again). */
-  private async release(engine: WorkEngine, sessionId: string, key: string, why: string): Promise<void> {
-    try {
-      if (await releaseClaim(engine.deps, key, sessionId)) this.deps.log(`released Work ${key} for other sessions: ${why}`);
-    } catch (error) {
-      this.deps.log(`could not release Work ${key} (its claim lapses after the lease): ${messageOf(error)}`);
-    }
-    await forgetWoken(this.deps.state, sessionId, key);
-  }
-
   /** Whether the record is a live session of another process of this machine that takes part in polling. */
   private liveElsewhere(record: MarkedRecord): boolean {
     return record.livePid !== undefined && record.livePid !== this.pid && record.pollReady === record.livePid && this.isAlive(record.livePid) && this.canLook(record.livePid);
@@ -278,7 +164,7 @@ export class MachinePoller {
     };
     const recovering = (record: TurnMarker | undefined) => turnPending(record, this.deps.clock.now(), this.isAlive);
     const mine = new Set(this.deps.tracker.all().map((t) => t.sessionId));
-    for (const track of this.own()) {
+    for (const track of this.handOvers.own()) {
       const record = state.sessions[track.sessionId] as MarkedRecord | undefined;
       if (track.binding?.projectId !== projectId || track.agent.status !== 'idle' || record?.pollOffer || recovering(record) || holdsUnfinished(track.sessionId)) continue;
       found.push({ sessionId: track.sessionId, binding: track.binding, track });
@@ -364,7 +250,7 @@ export class MachinePoller {
       const alive = record.livePid !== undefined && this.isAlive(record.livePid) && this.canLook(record.livePid);
       if (alive && now - offer.at < OFFER_TTL_MS) continue;
       if (!(await removeOffer(this.deps.state, sessionId, offer.key))) continue;
-      await this.release(await this.options.engine(), sessionId, offer.key, alive ? 'its session did not take it in time' : 'the process of its session has ended');
+      await this.handOvers.release(await this.options.engine(), sessionId, offer.key, alive ? 'its session did not take it in time' : 'the process of its session has ended');
     }
   }
 
@@ -387,7 +273,7 @@ export class MachinePoller {
         const work = state.works[key];
         if (work?.projectId !== projectId || work.phase !== 'open' || work.waiting || isSettled(work)) continue;
         if (work.claim?.holder === holder) {
-          await this.release(engine, sessionId, key, alive ? 'its session went on to another Work' : 'the process of its session ended before the session started on it');
+          await this.handOvers.release(engine, sessionId, key, alive ? 'its session went on to another Work' : 'the process of its session ended before the session started on it');
         } else if (alive && !work.claim) {
           // Handed over but never claimed in Dida (the claim's write was refused): free to be offered again.
           await forgetWoken(this.deps.state, sessionId, key);
