@@ -17,7 +17,7 @@ const GROUPS = {
     tests: [UNIT],
   },
   'core-engine': {
-    mutate: ['core/engine/work-engine', 'core/engine/sync', 'core/engine/session-stops', 'core/review/finalize'],
+    mutate: ['core/engine/work-engine', 'core/engine/sync', 'core/engine/sync-fold', 'core/engine/sync-prune', 'core/engine/session-stops', 'core/review/finalize'],
     tests: [UNIT, ...it('engine-facade', 'engine-background-claim', 'engine-sync', 'engine-sync-paths', 'engine-sync-fresh', 'engine-finalize', 'engine-finalize-answer', 'engine-acceptance', 'engine-phone', 'engine-phone-answers', 'engine-person-edits', 'engine-lifecycle', 'engine-behaviour', 'tools-todo', 'tools-work', 'review-evidence', 'route-tags')],
   },
   'core-work': {

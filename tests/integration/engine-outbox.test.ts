@@ -2,7 +2,7 @@
 // when a flush posts, and that each comment appears in Dida exactly once through lost answers, refusals and retries.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { coalesce, DEFAULT_PROGRESS_WINDOW_MS, dropComments, flushWorkOutbox, LONG_WAIT_MS, longWaiting, MAX_POST_ATTEMPTS, queueComment, retryDelayMs, RETRY_MAX_MS } from '../../src/core/work/outbox';
-import { pruneState, PRUNE_AFTER_MS } from '../../src/core/engine/sync';
+import { pruneState, PRUNE_AFTER_MS } from '../../src/core/engine/sync-prune';
 import { MAX_COMMENT_LENGTH } from '../../src/core/text/text-guard';
 import { emptyEngineState, type OutboxEntry } from '../../src/core/work/work-state';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';

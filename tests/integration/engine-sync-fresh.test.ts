@@ -7,12 +7,14 @@ import type { EngineHarness } from '../helpers/engine-harness';
 
 let start: typeof import('../helpers/engine-harness').startEngineHarness;
 let sync: typeof import('../../src/core/engine/sync');
+let prune: typeof import('../../src/core/engine/sync-prune');
 let zh: ReturnType<typeof import('../../src/core/text/locale').getLocale>;
 // Loaded afresh before each test (not once for the file), so what the load builds counts for that test.
 beforeEach(async () => {
   vi.resetModules();
   start = (await import('../helpers/engine-harness')).startEngineHarness;
   sync = await import('../../src/core/engine/sync');
+  prune = await import('../../src/core/engine/sync-prune');
   zh = (await import('../../src/core/text/locale')).getLocale('zh');
 });
 
@@ -28,7 +30,7 @@ describe('sync from a fresh import', () => {
   });
 
   it('keeps state for 30 days and gives a left Work 10 minutes', () => {
-    expect(sync.PRUNE_AFTER_MS).toBe(30 * 86_400_000);
+    expect(prune.PRUNE_AFTER_MS).toBe(30 * 86_400_000);
     expect(sync.ORPHANED_SETTLE_MS).toBe(600_000);
   });
 

@@ -1,6 +1,6 @@
 // The state file does not grow without end: old closed Works and idle sessions are dropped, live ones never.
 import { describe, expect, it, vi } from 'vitest';
-import { PRUNE_AFTER_MS, pruneState } from '../../src/core/engine/sync';
+import { PRUNE_AFTER_MS, pruneState } from '../../src/core/engine/sync-prune';
 import { emptyEngineState, type WorkRecord } from '../../src/core/work/work-state';
 
 const NOW = Date.UTC(2026, 10, 30);
@@ -91,7 +91,7 @@ describe('pruneState at its edges', () => {
 
   it('a fresh import keeps state for 30 days', async () => {
     vi.resetModules();
-    const fresh = await import('../../src/core/engine/sync');
+    const fresh = await import('../../src/core/engine/sync-prune');
     expect(fresh.PRUNE_AFTER_MS).toBe(30 * 24 * 60 * 60_000);
   });
 });
