@@ -2,7 +2,7 @@
 // and token redaction.
 import { isDidaError, type DidaError } from '../dida/dida-error';
 import { isWorkError } from '../core/work/engine-context';
-import type { ConfigError } from '../store/config-store';
+import type { ConfigError } from '../store/config-check';
 import { displayPath } from '../store/paths';
 import { UsageError } from './cli-args';
 import type { CliIo } from './cli-io';

@@ -10,7 +10,7 @@ import type { DidaGateway } from '../dida/dida-gateway';
 import { isDidaError } from '../dida/dida-error';
 import { createHttpGateway, type DidaRegion } from '../dida/http-gateway';
 import { resolveToken, type ResolvedToken } from '../dida/token-source';
-import type { DidaTodoConfig } from '../store/config-store';
+import type { DidaTodoConfig } from '../store/config-schema';
 import { displayPath } from '../store/paths';
 import { openRuntime, resolveEndpoint, type Endpoint, type Runtime } from '../wiring/runtime';
 

@@ -10,7 +10,7 @@ import { PACKAGE_VERSION } from './install-commands';
 import { closestWord } from './near-miss';
 import { afterLabel, padDisplay } from './terminal-text';
 import { readFileIfExists } from '../store/atomic-file';
-import { parseConfigText } from '../store/config-store';
+import { parseConfigText } from '../store/config-check';
 import { resolvePaths } from '../store/paths';
 
 type Command = (argv: readonly string[], io: CliIo, ctx: CliContext) => Promise<number>;

@@ -4,7 +4,7 @@ import { uninterruptible } from './cli-interrupt';
 import type { CliContext } from './cli-runtime';
 import { CliFailure, describeFailure, EXIT } from './cli-output';
 import { readFileIfExists, writeFileAtomic } from '../store/atomic-file';
-import type { DidaTodoConfig } from '../store/config-store';
+import type { DidaTodoConfig } from '../store/config-schema';
 import { displayPath } from '../store/paths';
 import type { Runtime } from '../wiring/runtime';
 

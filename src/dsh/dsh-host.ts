@@ -23,7 +23,7 @@ import { SessionNotices } from '../runtime/phone/session-notices';
 import { PhoneControl } from '../runtime/phone/phone-control';
 import { Poller } from '../runtime/polling/poller';
 import type { MachinePoller } from '../runtime/polling/machine-poller';
-import type { pollSettingsOf } from '../store/config-store';
+import type { pollSettingsOf } from '../store/config-schema';
 import { PollSwitch } from './poll-switch';
 import type { PollPace } from '../runtime/polling/poll-pace';
 import { hostPortOf, optionalServices, type HostContext, type SlashInvocation, type SlashResult } from './ports';

@@ -1,7 +1,7 @@
 // The task panel: the current Work's steps published as a todo/write snapshot inside the open turn, and the model's
 // own todo_write items counted as unfinished work.
 import { panelItems } from '../core/tools';
-import type { DidaTodoConfig } from '../store/config-store';
+import type { DidaTodoConfig } from '../store/config-schema';
 import type { AdapterDeps } from './adapter-deps';
 import { messageOf } from '../runtime/session/runtime-deps';
 import { sessionLocale, waitingPanel } from '../runtime/phone/session-notices';

@@ -1,7 +1,7 @@
 // Whether this process takes part in the machine's polling, following config.yaml while it runs: on by default in
 // long-lived profiles (web, sdk), never in a one-shot run; `poll: false` (or `enabled: false`) turns it off, and a
 // change is taken up within one poll interval, without a restart.
-import { pollSettingsOf, type DidaTodoConfig } from '../store/config-store';
+import { pollSettingsOf, type DidaTodoConfig } from '../store/config-schema';
 import type { AdapterDeps } from './adapter-deps';
 import { messageOf } from '../runtime/session/runtime-deps';
 import type { MachinePoller } from '../runtime/polling/machine-poller';

@@ -3,7 +3,7 @@
 import type { RuntimeSettings } from '../runtime/session/runtime-deps';
 
 export const DEFAULT_BACKOFF_SECONDS = [30, 60, 120, 300, 600];
-export const DEFAULT_QUEUE_TRIGGERS = ['检查todo'];
+import { DEFAULT_QUEUE_TRIGGERS } from '../core/queue/queue-trigger';
 /** The same as the core's DEFAULT_STOP_PHRASES (kept here so the row config loads without the engine). */
 export const DEFAULT_STOP_PHRASES = ['停', '暂停', 'stop', 'pause'];
 

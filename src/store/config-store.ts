@@ -6,10 +6,8 @@ import path from 'node:path';
 import { readFileIfExists, writeFileAtomic } from './atomic-file';
 import { withLock, type LockOptions } from './file-lock';
 import { ConfigError, loadYaml, parseConfigText, validateConfig } from './config-check';
-import { CONFIG_VERSION, defaultConfig, normalizeCwd, type Binding, type DidaTodoConfig } from './config-schema';
+import { CONFIG_VERSION, defaultConfig, type DidaTodoConfig } from './config-schema';
 
-export * from './config-schema';
-export { ConfigError, parseConfigText } from './config-check';
 
 export interface LoadedConfig {
   config: DidaTodoConfig;
@@ -169,40 +167,6 @@ async function fileSignature(file: string): Promise<string> {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'missing';
     throw err;
   }
-}
-
-/**
- * The binding for `cwd`: an exact match, else the deepest bound ancestor directory (by whole path segments),
- * else undefined.
- */
-export function findBinding(config: DidaTodoConfig, cwd: string): Binding | undefined {
-  const target = normalizeCwd(cwd);
-  let best: Binding | undefined;
-  let bestLength = -1;
-  for (const binding of config.bindings) {
-    const bound = normalizeCwd(binding.cwd);
-    if (bound === target) return binding;
-    const prefix = bound.endsWith(path.sep) ? bound : bound + path.sep;
-    if (target.startsWith(prefix) && bound.length > bestLength) {
-      best = binding;
-      bestLength = bound.length;
-    }
-  }
-  return best;
-}
-
-/** A copy of `config` where `binding` (cwd normalized) replaces the binding of the same directory, or is appended. */
-export function withBinding(config: DidaTodoConfig, binding: Binding): DidaTodoConfig {
-  const normalized: Binding = { ...binding, cwd: normalizeCwd(binding.cwd) };
-  const index = config.bindings.findIndex((b) => normalizeCwd(b.cwd) === normalized.cwd);
-  const bindings = index >= 0 ? config.bindings.map((b, i) => (i === index ? normalized : b)) : [...config.bindings, normalized];
-  return { ...config, bindings };
-}
-
-/** A copy of `config` without the binding of exactly `cwd` (ancestors are kept). */
-export function withoutBinding(config: DidaTodoConfig, cwd: string): DidaTodoConfig {
-  const target = normalizeCwd(cwd);
-  return { ...config, bindings: config.bindings.filter((b) => normalizeCwd(b.cwd) !== target) };
 }
 
 function leadingComment(text: string): string {

@@ -14,7 +14,7 @@ import { hostPortOf, type HostContext } from '../../src/dsh/ports';
 import type { GoalView, HostAgent, UserMessageLike } from '../../src/runtime/session/session-ports';
 import { RowConfig } from '../../src/dsh/row-config';
 import { installResume } from './dsh-host-fake';
-import { defaultConfig, type DidaTodoConfig } from '../../src/store/config-store';
+import { defaultConfig, type DidaTodoConfig } from '../../src/store/config-schema';
 import { getLocale as localeOf } from '../../src/core/text/locale';
 import type { Runtime } from '../../src/wiring/runtime';
 

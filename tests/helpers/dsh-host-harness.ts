@@ -7,7 +7,7 @@ import type { WorkEngine } from '../../src/core/engine/work-engine';
 import { emptyEngineState, type EngineState } from '../../src/core/work/work-state';
 import { DshHost } from '../../src/dsh/dsh-host';
 import { RowConfig } from '../../src/dsh/row-config';
-import type { DidaTodoConfig } from '../../src/store/config-store';
+import type { DidaTodoConfig } from '../../src/store/config-schema';
 import type { Runtime } from '../../src/wiring/runtime';
 import { bound, FakeClock, fakeAgent, fakeEngine, fakeRuntime, flush, memoryConfig, memoryState, work, type FakeAgent } from './dsh-fakes';
 import { fakeHost, installResume } from './dsh-host-fake';

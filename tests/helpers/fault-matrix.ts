@@ -3,8 +3,9 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { bindList, type ConfigPort } from '../../src/core/queue/bindings';
 import { WorkError } from '../../src/core/work/engine-context';
-import { defaultConfig, findBinding, type DidaTodoConfig } from '../../src/store/config-store';
-import type { StepChange } from '../../src/core/steps/step-ops';
+import { defaultConfig, type DidaTodoConfig } from '../../src/store/config-schema';
+import { findBinding } from '../../src/store/config-bindings';
+import type { StepChange } from '../../src/core/work/step-change';
 import { isDidaError } from '../../src/dida/dida-error';
 import { startSimulator, type SimFault, type Simulator } from '../../src/sim/simulator';
 import { startEngineHarness, type EngineHarness } from './engine-harness';

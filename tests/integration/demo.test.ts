@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { main as cliMain } from '../../src/cli/cli';
 import { demoCommand, isClone } from '../../src/cli/commands/demo';
-import { detectQueueGrant } from '../../src/core/queue/queue-policy';
+import { detectQueueGrant } from '../../src/core/queue/queue-trigger';
 import { TOOLS, type ToolContext } from '../../src/core/tools';
 import { formatDidaDate } from '../../src/dida/dida-date';
 import { DemoListError, realBackend, simulatorBackend, type DemoBackend } from '../../src/cli/demo/demo-backend';
@@ -21,7 +21,7 @@ import { nextSteps } from '../../src/cli/demo/demo-runner';
 import { keepPnpmCacheInside } from '../../src/cli/demo/demo-dsh';
 import { createHttpGateway } from '../../src/dida/http-gateway';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
-import { findBinding } from '../../src/store/config-store';
+import { findBinding } from '../../src/store/config-bindings';
 import { engineProvider, openRuntime } from '../../src/wiring/runtime';
 import type { Behaviour } from '../e2e/harness/fake-model';
 

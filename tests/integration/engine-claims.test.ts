@@ -1,18 +1,8 @@
 // Claims on their own, over the real HTTP gateway and the simulator: how a claim comment reads in every locale and
 // form, which claim is live and earliest, and what one session's claim does when others of this or another host exist.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  claimText,
-  claimWork,
-  DEFAULT_CLAIM_LEASE_MS,
-  earliestLiveClaim,
-  heldElsewhere,
-  holderOf,
-  hostLabelOf,
-  parseClaim,
-  requireClaim,
-  sessionTag,
-} from '../../src/core/queue/claims';
+import { claimText, claimWork, DEFAULT_CLAIM_LEASE_MS, earliestLiveClaim, heldElsewhere, parseClaim, requireClaim } from '../../src/core/queue/claims';
+import { holderOf, hostLabelOf, sessionTag } from '../../src/core/queue/claim-holders';
 import type { EngineDeps } from '../../src/core/work/engine-context';
 import { getLocale } from '../../src/core/text/locale';
 import type { Comment } from '../../src/dida/types';

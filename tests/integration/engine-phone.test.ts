@@ -8,7 +8,7 @@ import { answerNote, takeAnswers } from '../../src/core/phone/phone-answers';
 import { checkBoundary, pauseWork } from '../../src/core/phone/phone-pause';
 import { DEFAULT_STOP_PHRASES } from '../../src/core/phone/phone-signals';
 import { WorkEngine } from '../../src/core/engine/work-engine';
-import { defaultConfig, type DidaTodoConfig } from '../../src/store/config-store';
+import { defaultConfig, type DidaTodoConfig } from '../../src/store/config-schema';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
 
 let h: EngineHarness;

@@ -8,7 +8,8 @@ import type { DidaGateway } from '../../src/dida/dida-gateway';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
 import { seededRandom } from '../helpers/seeded-random';
-import { parseClaim, sessionTag } from '../../src/core/queue/claims';
+import { parseClaim } from '../../src/core/queue/claims';
+import { sessionTag } from '../../src/core/queue/claim-holders';
 
 let sim: Simulator;
 let root: string;

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConfigPort } from '../../src/core/queue/bindings';
 import { OUTCOME_CODES, type OutcomeCode } from '../../src/core/work/engine-context';
 import { TOOLS, renderResult, type ToolContext, type ToolResult } from '../../src/core/tools';
-import { defaultConfig, type DidaTodoConfig } from '../../src/store/config-store';
+import { defaultConfig, type DidaTodoConfig } from '../../src/store/config-schema';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
 
 /** Hostile text for one field: a marker, a fake end of the tool result, a fake system prompt and a forged fence end. */

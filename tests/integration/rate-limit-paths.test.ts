@@ -11,7 +11,7 @@ import path from 'node:path';
 import { accountKey, BACKOFF_MAX_MS, withRequestPriority } from '../../src/dida/request-budget';
 import { budgetFile } from '../../src/store/budget-store';
 import { bridgeTool } from '../../src/dsh/tool-bridge';
-import { defaultConfig, type DidaTodoConfig } from '../../src/store/config-store';
+import { defaultConfig, type DidaTodoConfig } from '../../src/store/config-schema';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
 
 let h: EngineHarness;

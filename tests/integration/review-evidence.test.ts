@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ConfigPort } from '../../src/core/queue/bindings';
 import { TOOLS, renderResult, type ToolContext, type ToolResult } from '../../src/core/tools';
 import { WorkEngine } from '../../src/core/engine/work-engine';
-import { defaultConfig, type DidaTodoConfig } from '../../src/store/config-store';
+import { defaultConfig, type DidaTodoConfig } from '../../src/store/config-schema';
 import { gitEvidence } from '../../src/wiring/git-evidence';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
 import { makeRepo, type TestRepo } from '../helpers/git-repo';

@@ -3,7 +3,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ConfigPort } from '../../src/core/queue/bindings';
 import { TOOLS, renderResult, type ToolContext, type ToolResult } from '../../src/core/tools';
-import { defaultConfig, type DidaTodoConfig } from '../../src/store/config-store';
+import { defaultConfig, type DidaTodoConfig } from '../../src/store/config-schema';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
 
 let h: EngineHarness;

@@ -7,7 +7,7 @@ import type { ConfigPort } from '../../src/core/queue/bindings';
 import { TOOLS, renderResult, type ToolContext, type ToolResult } from '../../src/core/tools';
 import { DidaError } from '../../src/dida/dida-error';
 import { startSimulator } from '../../src/sim/simulator';
-import { defaultConfig, type DidaTodoConfig } from '../../src/store/config-store';
+import { defaultConfig, type DidaTodoConfig } from '../../src/store/config-schema';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
 
 const TOKEN = 'sim-LEAKCANARY0123456789abcdefLEAKCANARY';

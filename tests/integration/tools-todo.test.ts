@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { claimsPosted } from '../../src/core/engine/work-engine';
 import type { ConfigPort } from '../../src/core/queue/bindings';
 import { TOOLS, type ToolContext, type ToolResult } from '../../src/core/tools';
-import { defaultConfig, type DidaTodoConfig } from '../../src/store/config-store';
+import { defaultConfig, type DidaTodoConfig } from '../../src/store/config-schema';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
 
 let h: EngineHarness;

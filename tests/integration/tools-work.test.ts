@@ -7,7 +7,7 @@ import type { ConfigPort } from '../../src/core/queue/bindings';
 import { TOOLS, type ToolContext, type ToolResult } from '../../src/core/tools';
 import { LOGIN_ADVICE } from '../../src/core/tools/setup-tool';
 import { DidaError } from '../../src/dida/dida-error';
-import { defaultConfig, type DidaTodoConfig } from '../../src/store/config-store';
+import { defaultConfig, type DidaTodoConfig } from '../../src/store/config-schema';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
 
 let h: EngineHarness;

@@ -4,7 +4,7 @@ import { claimsPosted } from '../../src/core/engine/work-engine';
 import type { ConfigPort } from '../../src/core/queue/bindings';
 import { TOOLS, renderResult, type ToolContext, type ToolResult } from '../../src/core/tools';
 import { DidaError } from '../../src/dida/dida-error';
-import { defaultConfig, type DidaTodoConfig } from '../../src/store/config-store';
+import { defaultConfig, type DidaTodoConfig } from '../../src/store/config-schema';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
 
 let h: EngineHarness;

@@ -5,10 +5,12 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Comment } from '../../src/dida/types';
 
 let claims: typeof import('../../src/core/queue/claims');
+let holders: typeof import('../../src/core/queue/claim-holders');
 let locale: typeof import('../../src/core/text/locale');
 beforeEach(async () => {
   vi.resetModules();
   claims = await import('../../src/core/queue/claims');
+  holders = await import('../../src/core/queue/claim-holders');
   locale = await import('../../src/core/text/locale');
 });
 
@@ -98,15 +100,15 @@ describe('the earliest live claim, with notices and progress', () => {
 
 describe('what a claim says about its host and session', () => {
   it('the session tag, the host label and the claim text', () => {
-    expect(claims.sessionTag('session-ab12cd34ef')).toBe('ab12cd34');
-    expect(claims.sessionTag('Session_x-y-z')).toBe('xyz');
-    expect(claims.sessionTag('my-session-1')).toBe('mysessio');
-    expect(claims.sessionTag('---')).toBe('main');
-    const deps = { hostLabel: '  my\nlaptop  ', locale: locale.getLocale('zh') } as unknown as Parameters<typeof claims.hostLabelOf>[0];
-    expect(claims.hostLabelOf(deps)).toBe('my laptop');
-    expect(claims.hostLabelOf({ ...deps, hostLabel: undefined })).toBe('dsh');
-    expect(claims.hostLabelOf({ ...deps, hostLabel: '\u200b' })).toBe('dsh');
-    expect(claims.holderOf(deps, 'session-s1')).toBe('my laptop#s1');
+    expect(holders.sessionTag('session-ab12cd34ef')).toBe('ab12cd34');
+    expect(holders.sessionTag('Session_x-y-z')).toBe('xyz');
+    expect(holders.sessionTag('my-session-1')).toBe('mysessio');
+    expect(holders.sessionTag('---')).toBe('main');
+    const deps = { hostLabel: '  my\nlaptop  ', locale: locale.getLocale('zh') } as unknown as Parameters<typeof holders.hostLabelOf>[0];
+    expect(holders.hostLabelOf(deps)).toBe('my laptop');
+    expect(holders.hostLabelOf({ ...deps, hostLabel: undefined })).toBe('dsh');
+    expect(holders.hostLabelOf({ ...deps, hostLabel: '\u200b' })).toBe('dsh');
+    expect(holders.holderOf(deps, 'session-s1')).toBe('my laptop#s1');
     expect(claims.claimText({ ...deps, hostLabel: 'h'.repeat(500) }, '', 'session-s1').length).toBeLessThanOrEqual(200);
     expect(claims.claimText(deps, '2026-12-03', 'session-s1')).toBe('🤖 my laptop 开始处理 2026-12-03（会话 s1）');
     expect(claims.claimText({ ...deps, hostLabel: 'a\nb' }, '', 'session-s1')).not.toContain('\n');

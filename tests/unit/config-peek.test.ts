@@ -6,7 +6,10 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { configMayBind, peekConfig } from '../../src/store/config-peek';
-import { findBinding, parseConfigText, serializeConfig, withBinding, defaultConfig, type DidaTodoConfig } from '../../src/store/config-store';
+import { defaultConfig, type DidaTodoConfig } from '../../src/store/config-schema';
+import { parseConfigText } from '../../src/store/config-check';
+import { findBinding, withBinding } from '../../src/store/config-bindings';
+import { serializeConfig } from '../../src/store/config-store';
 
 /** Generated files per run of the property (`DIDA_TODO_CONFIG_PEEK_RUNS=20000` for a longer sweep). */
 const RUNS = Number(process.env.DIDA_TODO_CONFIG_PEEK_RUNS ?? 400);

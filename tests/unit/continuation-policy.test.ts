@@ -1,10 +1,10 @@
 // The continuation policy: order of delays, the cap, what ends a stretch, 0 = off on every path, crash recovery rules.
 import { describe, expect, it } from 'vitest';
+import { CRASH_RECOVERY_WINDOW_MS } from '../../src/core/continuation/recovery-window';
 import {
   backoffDelayMs,
   CONTINUABLE_CODES,
   continuationMessage,
-  CRASH_RECOVERY_WINDOW_MS,
   decideContinuation,
   decideRecovery,
   goalWantsWork,

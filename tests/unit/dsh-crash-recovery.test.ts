@@ -4,7 +4,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import { RECOVERY_MESSAGE } from '../../src/core/continuation/continuation-policy';
 import { emptyEngineState, type EngineState } from '../../src/core/work/work-state';
-import { CrashRecovery, processAlive } from '../../src/runtime/turns/crash-recovery';
+import { processAlive } from '../../src/common/process-alive';
+import { CrashRecovery } from '../../src/runtime/turns/crash-recovery';
 import { resumePending, turnPending, TurnMarkers } from '../../src/runtime/turns/turn-markers';
 import { bound, createHarness, fakeAgent, flush, work, type FakeAgent, type HarnessOptions } from '../helpers/dsh-fakes';
 

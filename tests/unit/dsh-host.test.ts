@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { emptyEngineState } from '../../src/core/work/work-state';
-import type { DidaTodoConfig } from '../../src/store/config-store';
+import type { DidaTodoConfig } from '../../src/store/config-schema';
 import { bound, eventually, fakeAgent, flush, personSays, queueOf, work, type FakeAgent } from '../helpers/dsh-fakes';
 import { HOST_CWD as CWD, hostHarness, type HostHarnessOptions } from '../helpers/dsh-host-harness';
 

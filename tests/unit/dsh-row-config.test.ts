@@ -1,7 +1,8 @@
 // The plugin row's config schema (src/dsh/row-config.ts): every default, every field's bounds and message with its
 // path, lists (empty or not, item paths, copies), the nested dida object, unknown keys, and safeParse.
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_BACKOFF_SECONDS, DEFAULT_QUEUE_TRIGGERS, DEFAULT_STOP_PHRASES, DIDA_ACCESS_KEYS, ROW_CONFIG_KEYS, RowConfig } from '../../src/dsh/row-config';
+import { DEFAULT_QUEUE_TRIGGERS } from '../../src/core/queue/queue-trigger';
+import { DEFAULT_BACKOFF_SECONDS, DEFAULT_STOP_PHRASES, DIDA_ACCESS_KEYS, ROW_CONFIG_KEYS, RowConfig } from '../../src/dsh/row-config';
 
 type Issue = { message: string; path?: PropertyKey[] };
 

@@ -9,7 +9,7 @@ import type { AgentTrack } from '../../src/runtime/session/agent-tracker';
 import { LiveBinding } from '../../src/runtime/session/live-binding';
 import { parseSlash, RUN_NOTE, SLASH_QUEUE_SHOWN, SlashCommands } from '../../src/dsh/slash-commands';
 import { StretchCounter } from '../../src/runtime/session/stretch-counter';
-import type { DidaTodoConfig } from '../../src/store/config-store';
+import type { DidaTodoConfig } from '../../src/store/config-schema';
 import type { Runtime } from '../../src/wiring/runtime';
 import { bound, createHarness, fakeAgent, work, type FakeAgent } from '../helpers/dsh-fakes';
 

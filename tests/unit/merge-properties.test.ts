@@ -3,7 +3,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { matchItemIds } from '../../src/core/work/item-codec';
-import { applyStepChanges, type StepChange } from '../../src/core/steps/step-ops';
+import { applyStepChanges } from '../../src/core/steps/step-ops';
+import type { StepChange } from '../../src/core/work/step-change';
 import { minimalUpdate, recordWrite } from '../../src/core/work/task-writer';
 import { adoptTask, reconcileWork } from '../../src/core/work/work-reconcile';
 import type { WorkRecord } from '../../src/core/work/work-state';

@@ -1,13 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  DEFAULT_QUEUE_TRIGGERS,
-  detectQueueGrant,
-  isExecutable,
-  rankQueue,
-  renderQueuePayload,
-  type QueueCandidate,
-  type QueuePayloadStrings,
-} from '../../src/core/queue/queue-policy';
+import { isExecutable, rankQueue, renderQueuePayload, type QueueCandidate, type QueuePayloadStrings } from '../../src/core/queue/queue-policy';
+import { DEFAULT_QUEUE_TRIGGERS, detectQueueGrant } from '../../src/core/queue/queue-trigger';
 import { UNTRUSTED_PREAMBLE } from '../../src/core/text/text-guard';
 
 const NOW = new Date('2026-12-02T03:00:00Z'); // 11:00 in Asia/Shanghai

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { isExecutable, rankQueue, type QueueCandidate } from '../../src/core/queue/queue-policy';
 import { isRouteTag, normaliseRouteTag, routeFor, routesHere, routeVerdict } from '../../src/core/queue/route-tags';
-import type { Binding } from '../../src/store/config-store';
+import type { Binding } from '../../src/store/config-schema';
 
 const web: Binding = { cwd: '/code/web', projectId: 'L', tag: 'web' };
 const api: Binding = { cwd: '/code/api', projectId: 'L', tag: '#API' };

@@ -2,7 +2,8 @@
 // found, the times and counters a change moves, the started note once per spell, completion notes with their result
 // and commits, and a resolution kept to its length.
 import { describe, expect, it } from 'vitest';
-import { applyStepChanges, findStep, progressComment, progressEntries, type StepChange } from '../../src/core/steps/step-ops';
+import { applyStepChanges, findStep, progressComment, progressEntries } from '../../src/core/steps/step-ops';
+import type { StepChange } from '../../src/core/work/step-change';
 import { getLocale } from '../../src/core/text/locale';
 import type { EngineDeps } from '../../src/core/work/engine-context';
 import { WorkError } from '../../src/core/work/engine-context';

@@ -3,7 +3,8 @@ import { makeStep, makeWork } from '../helpers/work-fixtures';
 import { describe, expect, it } from 'vitest';
 import { WorkError } from '../../src/core/work/engine-context';
 import { getLocale } from '../../src/core/text/locale';
-import { applyStepChanges, findStep, progressComment, type StepChange } from '../../src/core/steps/step-ops';
+import { applyStepChanges, findStep, progressComment } from '../../src/core/steps/step-ops';
+import type { StepChange } from '../../src/core/work/step-change';
 import type { EngineDeps } from '../../src/core/work/engine-context';
 import type { StepRecord, WorkRecord } from '../../src/core/work/work-state';
 

@@ -1,6 +1,7 @@
 // config.yaml's `stopPhrases` (next to the poll settings): read, validated with a "did you mean", and written back.
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfigText, serializeConfig } from '../../src/store/config-store';
+import { ConfigError, parseConfigText } from '../../src/store/config-check';
+import { serializeConfig } from '../../src/store/config-store';
 
 describe('config.yaml stopPhrases', () => {
   it('is read and written back in place; absent means the plugin row decides', async () => {

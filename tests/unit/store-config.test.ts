@@ -2,18 +2,10 @@ import { mkdtemp, readFile, rm, stat, writeFile, utimes } from 'node:fs/promises
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  ConfigError,
-  createConfigReader,
-  defaultConfig,
-  findBinding,
-  loadConfig,
-  saveConfig,
-  updateConfig,
-  withBinding,
-  withoutBinding,
-  type DidaTodoConfig,
-} from '../../src/store/config-store';
+import { defaultConfig, type DidaTodoConfig } from '../../src/store/config-schema';
+import { ConfigError } from '../../src/store/config-check';
+import { findBinding, withBinding, withoutBinding } from '../../src/store/config-bindings';
+import { createConfigReader, loadConfig, saveConfig, updateConfig } from '../../src/store/config-store';
 import { displayPath } from '../../src/store/paths';
 import { MAX_PRICE } from '../../src/store/config-schema';
 

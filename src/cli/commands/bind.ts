@@ -12,7 +12,7 @@ import { bindList, type BindOptions, type BindTarget } from '../../core/queue/bi
 import type { DidaGateway } from '../../dida/dida-gateway';
 import type { Project } from '../../dida/types';
 import { isRouteTag } from '../../core/queue/route-tags';
-import { findBinding } from '../../store/config-store';
+import { findBinding } from '../../store/config-bindings';
 import { MAX_TITLE_LENGTH, sanitizeForDida } from '../../core/text/text-guard';
 
 const FLAGS: Record<string, FlagSpec> = {

@@ -13,7 +13,7 @@ import { formatTokens, totalTokens } from '../../core/usage/usage';
 import type { Usage } from '../../core/work/usage-schema';
 import { normaliseRouteTag, routeFor } from '../../core/queue/route-tags';
 import { WorkEngine } from '../../core/engine/work-engine';
-import { findBinding } from '../../store/config-store';
+import { findBinding } from '../../store/config-bindings';
 
 const FLAGS: Record<string, FlagSpec> = { ...CWD_FLAG, ...GLOBAL_FLAGS };
 

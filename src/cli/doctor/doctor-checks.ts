@@ -8,7 +8,8 @@ import { PACKAGE_VERSION, repositoryUrl } from '../install-commands';
 import { safeText } from '../terminal-text';
 import { SIM_WITH_DATA } from '../sim-address';
 import { checkList } from '../../core/queue/bindings';
-import { ConfigError, findBinding } from '../../store/config-store';
+import { ConfigError } from '../../store/config-check';
+import { findBinding } from '../../store/config-bindings';
 import { displayPath } from '../../store/paths';
 import type { CheckResult, DoctorCheck, DoctorContext } from './doctor-types';
 import { nodeAtLeast, type DshProbe } from './dsh-probe';
@@ -17,7 +18,6 @@ import { dshSupport, needsHmrWorkarounds, TESTED_DSH } from './dsh-versions';
 import { bundleInstallCommands } from './install-source';
 import { sdkCreateCommands, sdkProfileCheck } from './sdk-profile';
 
-export { TESTED_DSH };
 /** cordis-plugin-hmr 1.0.19 removed `registerConfig`, which dsh 0.1.0-rc.8 calls on every boot. */
 const HMR_BROKEN_FROM = [1, 0, 19];
 

@@ -5,7 +5,7 @@ import type { TokenInfo } from '../cli-runtime';
 import type { Endpoint } from '../../wiring/runtime';
 import type { DidaGateway } from '../../dida/dida-gateway';
 import type { Project } from '../../dida/types';
-import type { DidaTodoConfig } from '../../store/config-store';
+import type { DidaTodoConfig } from '../../store/config-schema';
 import type { DidaTodoPaths } from '../../store/paths';
 import type { DshProbe } from './dsh-probe';
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describeFailure } from '../cli-output';
 import { simulatorDownMessage } from '../sim-address';
 import { endpointFrom, findToken, quickGateway, type CliContext, type GlobalOptions } from '../cli-runtime';
-import type { DidaTodoConfig } from '../../store/config-store';
+import type { DidaTodoConfig } from '../../store/config-schema';
 import type { Runtime } from '../../wiring/runtime';
 import type { CheckResult, DoctorCheck, DoctorConnection, DoctorContext } from './doctor-types';
 import { probeDsh, type DshProbe } from './dsh-probe';

@@ -14,7 +14,6 @@ export const CONTINUABLE_CODES: ReadonlySet<string> = new Set([
   'INSUFFICIENT_SYSTEM_RESOURCE',
 ]);
 
-export { CRASH_RECOVERY_WINDOW_MS };
 
 /** Used when the configured schedule is empty. */
 const FALLBACK_DELAY_SECONDS = 30;

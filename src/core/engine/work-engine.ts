@@ -1,5 +1,6 @@
 // The engine facade the tools and adapters use: one list's queue, the session's current Work, steps, settle.
-import { claimText, claimWork, DEFAULT_CLAIM_LEASE_MS, heldElsewhere, holderOf, hostLabelOf, peersActive, requireClaim, type ClaimOptions } from '../queue/claims';
+import { claimText, claimWork, DEFAULT_CLAIM_LEASE_MS, heldElsewhere, peersActive, requireClaim, type ClaimOptions } from '../queue/claims';
+import { holderOf, hostLabelOf } from '../queue/claim-holders';
 import { createOwnTask } from '../work/own-creates';
 import { abortableLocks } from '../../common/abortable-lock';
 import { abortableGateway, baseGateway } from '../../dida/abortable-gateway';
@@ -12,7 +13,8 @@ import { agentWorkFromTask } from '../work/work-reconcile';
 import { isExecutable, orderForMachine, rankQueue, type QueueCandidate, type RankedQueue } from '../queue/queue-policy';
 import type { Route } from '../queue/route-tags';
 import { priorityFromLevel, type SettablePriorityLevel } from '../time/schedule';
-import { changeSteps, type StepChange, type StepChangeOptions, type StepChangeResult } from '../steps/step-ops';
+import { changeSteps, type StepChangeOptions, type StepChangeResult } from '../steps/step-ops';
+import type { StepChange } from '../work/step-change';
 import { syncList, type SyncOptions, type SyncReport } from './sync';
 import { MAX_ITEM_TITLE_LENGTH, MAX_REPORT_LENGTH, MAX_TITLE_LENGTH, sanitizeForDida } from '../text/text-guard';
 import { resumeWork, waitForHuman } from '../phone/waiting';

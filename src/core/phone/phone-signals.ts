@@ -2,7 +2,7 @@
 // priority, a session whose Work the person paused.
 import { parseDidaDate } from '../../dida/dida-date';
 import type { Comment } from '../../dida/types';
-import { normaliseTrigger } from '../queue/queue-policy';
+import { normaliseTrigger } from '../queue/queue-trigger';
 import type { EngineState } from '../work/work-state';
 
 /** Comments that pause a running Work when the list's owner writes one of them (the whole comment). */

@@ -2,7 +2,8 @@
 import { isDidaError } from '../../dida/dida-error';
 import type { DidaGateway } from '../../dida/dida-gateway';
 import type { Project } from '../../dida/types';
-import { findBinding, normalizeCwd, withBinding, withoutBinding, type Binding, type DidaTodoConfig } from '../../store/config-store';
+import { normalizeCwd, type Binding, type DidaTodoConfig } from '../../store/config-schema';
+import { findBinding, withBinding, withoutBinding } from '../../store/config-bindings';
 import { WorkError } from '../work/engine-context';
 import { isRouteTag, normaliseRouteTag } from './route-tags';
 import { sanitizeForDida, MAX_TITLE_LENGTH } from '../text/text-guard';

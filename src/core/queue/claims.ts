@@ -10,7 +10,6 @@ import { loadWork, saveWork, withWork } from '../work/work-io';
 import type { EngineState, WorkRecord } from '../work/work-state';
 import { holderGoneHere, holderOf, hostLabelOf, postRelease, sessionTag } from './claim-holders';
 
-export { holderOf, hostLabelOf, sessionTag } from './claim-holders';
 
 /** Default lease: a claim with no progress on the Work for this long no longer blocks other sessions. */
 export const DEFAULT_CLAIM_LEASE_MS = 30 * 60_000;

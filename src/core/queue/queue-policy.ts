@@ -102,7 +102,6 @@ export function rankQueue(candidates: readonly QueueCandidate[], now: Date, defa
   };
 }
 
-export { DEFAULT_QUEUE_TRIGGERS, detectQueueGrant, normaliseTrigger } from './queue-trigger';
 
 /** Model-visible wording of the queue payload, taken from the locale. */
 export interface QueuePayloadStrings {

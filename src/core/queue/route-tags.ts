@@ -1,5 +1,5 @@
 // Route tags: which bound directory may execute a Work, decided by the task's Dida tags and the bindings' tags.
-import { normalizeCwd, type Binding, type DidaTodoConfig } from '../../store/config-store';
+import { normalizeCwd, type Binding, type DidaTodoConfig } from '../../store/config-schema';
 
 /** A route tag as compared and stored: NFKC, trimmed, without a leading `#`, lower case (Dida keeps tags lower case). */
 export function normaliseRouteTag(raw: string): string {

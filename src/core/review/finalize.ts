@@ -259,4 +259,3 @@ function verifyTicks(work: WorkRecord, task: Task, before: WorkRecord['steps']):
   }
 }
 
-export { keyOf };

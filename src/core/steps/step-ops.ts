@@ -12,7 +12,6 @@ import { keyOf, restoreWork, saveWork, stepIdFactory, withWork, workIn } from '.
 import type { ReconcileResult } from '../work/work-reconcile';
 import { SETTLED, visibleSteps, type StepRecord, type StepStatus, type WorkRecord } from '../work/work-state';
 
-export type { StepChange } from '../work/step-change';
 
 export interface StepChangeResult {
   work: WorkRecord;
@@ -247,4 +246,3 @@ export async function changeSteps(deps: EngineDeps, key: string, changes: readon
   });
 }
 
-export { keyOf };

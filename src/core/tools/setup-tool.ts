@@ -1,6 +1,6 @@
 // The `dida_todo_setup` tool: status, bind to a list by name or id, unbind, login check.
 import { isDidaError } from '../../dida/dida-error';
-import { findBinding } from '../../store/config-store';
+import { findBinding } from '../../store/config-bindings';
 import { bindList, checkList, unbindList } from '../queue/bindings';
 import { normaliseRouteTag } from '../queue/route-tags';
 import { fenceUntrusted, UNTRUSTED_PREAMBLE } from '../text/text-guard';
@@ -76,4 +76,3 @@ async function run(args: Record<string, unknown>, ctx: ToolContext): Promise<Too
   }
 }
 
-export { SETUP_DESCRIPTION, SETUP_PARAMETERS };

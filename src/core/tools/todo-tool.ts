@@ -1,5 +1,6 @@
 // The `todo` tool: the steps of the session's current Work (create, update, list, get, delete, clear).
-import type { StepChange, StepChangeResult } from '../steps/step-ops';
+import type { StepChangeResult } from '../steps/step-ops';
+import type { StepChange } from '../work/step-change';
 import type { SettablePriorityLevel } from '../time/schedule';
 import { findStep } from '../steps/step-ops';
 import { keyOf } from '../work/work-io';
@@ -118,4 +119,3 @@ function changed(message: string, result: StepChangeResult): ToolResult {
   };
 }
 
-export { TODO_DESCRIPTION, TODO_PARAMETERS };

@@ -6,7 +6,7 @@ import { routeFor, type Route } from '../queue/route-tags';
 import { keyOf } from '../work/work-io';
 import { visibleSteps, SETTLED } from '../work/work-state';
 import { boundOrResult, isResult, runTool, withNews } from './tool-runner';
-import type { Binding } from '../../store/config-store';
+import type { Binding } from '../../store/config-schema';
 import type { ToolContext, ToolDefinition, ToolResult } from './tool-types';
 import { TODO_WORK_DESCRIPTION, TODO_WORK_PARAMETERS } from './tool-specs';
 import { panelItems, renderWork } from './work-view';
@@ -136,4 +136,3 @@ async function act(args: Record<string, unknown>, ctx: ToolContext, engine: Awai
   }
 }
 
-export { TODO_WORK_DESCRIPTION, TODO_WORK_PARAMETERS };

@@ -1,6 +1,7 @@
 // Shared execution path of the tools: argument validation, binding lookup, domain outcomes as results.
 import { isDidaError, adviceFor } from '../../dida/dida-error';
-import { findBinding, type Binding } from '../../store/config-store';
+import type { Binding } from '../../store/config-schema';
+import { findBinding } from '../../store/config-bindings';
 import { isWorkError } from '../work/engine-context';
 import { validateArgs } from './tool-args';
 import type { ParameterSpec, ToolContext, ToolResult } from './tool-types';

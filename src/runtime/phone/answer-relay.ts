@@ -2,7 +2,7 @@
 // a note at the next step of a running one, or at the first step of the next turn in a directory bound to that list.
 import { answerNote, answersMayArrive, mayTakeAnswer, returnAnswer, takeAnswers, type TakenAnswer } from '../../core/phone/phone-answers';
 import { routeFor } from '../../core/queue/route-tags';
-import type { DidaTodoConfig } from '../../store/config-store';
+import type { DidaTodoConfig } from '../../store/config-schema';
 import type { RuntimeDeps } from '../session/runtime-deps';
 import { messageOf } from '../session/runtime-deps';
 import type { AgentTrack } from '../session/agent-tracker';

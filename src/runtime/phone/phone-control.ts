@@ -1,7 +1,7 @@
 // The phone as the control panel, as dsh-host sees it: the answer relay and the pause guard behind four hooks, loaded
 // on first use by a bound session (an unbound session never loads them).
 import type { EngineDeps } from '../../core/work/engine-context';
-import type { DidaTodoConfig } from '../../store/config-store';
+import type { DidaTodoConfig } from '../../store/config-schema';
 import type { RuntimeDeps } from '../session/runtime-deps';
 import { messageOf } from '../session/runtime-deps';
 import type { AgentTrack } from '../session/agent-tracker';

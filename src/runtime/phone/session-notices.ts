@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { pausedComment } from '../../core/phone/phone-pause';
 import { getLocale, type Locale } from '../../core/text/locale';
 import type { WorkRecord } from '../../core/work/work-state';
-import type { DidaTodoConfig } from '../../store/config-store';
+import type { DidaTodoConfig } from '../../store/config-schema';
 import type { RuntimeDeps } from '../session/runtime-deps';
 import { messageOf } from '../session/runtime-deps';
 import type { AgentTrack } from '../session/agent-tracker';

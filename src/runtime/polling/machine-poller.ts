@@ -1,11 +1,12 @@
 // One poller per machine, account and list: the processes of the machine elect it through the lock folder; it reads the
 // list for the idle bound sessions of every process and hands each Work it claims to one of them — a session of its own
 // process at once, a session of another process through an offer in the shared state that process takes on its next look.
-import { hostLabelOf, sessionTag } from '../../core/queue/claims';
+import { hostLabelOf, sessionTag } from '../../core/queue/claim-holders';
 import type { WorkEngine } from '../../core/engine/work-engine';
 import { isSettled, type EngineState, type WorkRecord } from '../../core/work/work-state';
 import { withRequestPriority } from '../../dida/request-budget';
-import { findBinding, type Binding, type DidaTodoConfig } from '../../store/config-store';
+import type { Binding, DidaTodoConfig } from '../../store/config-schema';
+import { findBinding } from '../../store/config-bindings';
 import { processAlive, processStopped } from '../../common/process-alive';
 import type { RuntimeDeps } from '../session/runtime-deps';
 import { messageOf } from '../session/runtime-deps';

@@ -2,11 +2,11 @@
 // yet, claiming the Work for a session before waking it (or, for a session of another process, before handing it over),
 // and never handing one Work to two sessions.
 import { sessionPaused } from '../../core/phone/phone-signals';
-import { sessionTag } from '../../core/queue/claims';
+import { sessionTag } from '../../core/queue/claim-holders';
 import { routesHere } from '../../core/queue/route-tags';
 import { fenceUntrusted, truncateGraphemes, UNTRUSTED_PREAMBLE } from '../../core/text/text-guard';
 import { workKey, type WorkRecord } from '../../core/work/work-state';
-import type { Binding } from '../../store/config-store';
+import type { Binding } from '../../store/config-schema';
 import { withRequestPriority } from '../../dida/request-budget';
 import type { RuntimeDeps } from '../session/runtime-deps';
 import type { AgentTrack } from '../session/agent-tracker';

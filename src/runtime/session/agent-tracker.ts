@@ -1,5 +1,5 @@
 // Per-agent live state of the adapter: binding, queue grant, person's messages, panel snapshot, background work.
-import type { Binding } from '../../store/config-store';
+import type { Binding } from '../../store/config-schema';
 import type { HostAgent, UserMessageLike } from './session-ports';
 
 export interface AgentTrack {

@@ -1,5 +1,6 @@
 // The live binding of each session's directory (config.yaml as it is now) and the tool set that goes with it.
-import { findBinding, type Binding, type DidaTodoConfig } from '../../store/config-store';
+import type { Binding, DidaTodoConfig } from '../../store/config-schema';
+import { findBinding } from '../../store/config-bindings';
 import type { RuntimeDeps } from './runtime-deps';
 import { messageOf } from './runtime-deps';
 import type { AgentTrack } from './agent-tracker';

@@ -6,7 +6,8 @@ import { decideRecovery, RECOVERY_MESSAGE, unfinishedWork, type RecoveryDecision
 import { fenceUntrusted, truncateGraphemes, UNTRUSTED_PREAMBLE } from '../../core/text/text-guard';
 import type { EngineState } from '../../core/work/work-state';
 import { recordUsage, usageTarget } from '../../core/usage/usage-records';
-import { findBinding, type DidaTodoConfig } from '../../store/config-store';
+import type { DidaTodoConfig } from '../../store/config-schema';
+import { findBinding } from '../../store/config-bindings';
 import type { RuntimeDeps } from '../session/runtime-deps';
 import { messageOf } from '../session/runtime-deps';
 import type { AgentTrack } from '../session/agent-tracker';
@@ -19,7 +20,6 @@ import { THIS_PROCESS, type MarkedSession, type TurnMarker } from './turn-marker
 const RESUME_PATIENCE_MS = 30_000;
 const POLL_MS = 100;
 
-export { processAlive };
 
 export interface RecoveryOptions {
   /** This process's id (default `process.pid`). */

@@ -1,7 +1,8 @@
 // The queue grant: the person's trigger phrase lets the turn pick from the queue, and the turn is given the queue
 // itself (the executable Works, bounded and fenced) instead of a bare note.
 import { routeFor } from '../../core/queue/route-tags';
-import { detectQueueGrant, renderQueuePayload, type QueuePayloadStrings, type RankedWork } from '../../core/queue/queue-policy';
+import { renderQueuePayload, type QueuePayloadStrings, type RankedWork } from '../../core/queue/queue-policy';
+import { detectQueueGrant } from '../../core/queue/queue-trigger';
 import type { RuntimeDeps } from '../session/runtime-deps';
 import { messageOf } from '../session/runtime-deps';
 import type { AgentTrack } from '../session/agent-tracker';
