@@ -13,7 +13,7 @@ const it = (...names) => names.map((n) => `tests/integration/${n}.test.ts`);
 /** The groups, in the order a full pass runs them. */
 const GROUPS = {
   'core-pure': {
-    mutate: ['core/queue/route-tags', 'core/queue/queue-policy', 'core/queue/queue-trigger', 'core/evidence/repo-evidence', 'core/continuation/continuation-policy', 'core/work/work-reconcile', 'core/work/item-codec', 'core/time/schedule', 'core/text/text-guard', 'core/tools/tool-specs', 'core/work/step-change', 'core/work/usage-schema'],
+    mutate: ['core/queue/route-tags', 'core/queue/queue-policy', 'core/queue/queue-trigger', 'core/evidence/repo-evidence', 'core/continuation/continuation-policy', 'core/work/work-reconcile', 'core/work/item-codec', 'core/time/schedule', 'core/text/text-guard', 'core/tools/tool-specs', 'core/work/step-change', 'core/usage/usage-schema'],
     tests: [UNIT],
   },
   'core-engine': {
@@ -34,7 +34,7 @@ const GROUPS = {
   },
   // The rest of src/core (rounds three and five): tools, steps, text, usage, phone signals, bindings and releases.
   'core-rest': {
-    mutate: ['core/continuation/recovery-window', 'core/continuation/stop-policy', 'core/engine/sync-looks', 'core/engine/work-overview', 'core/phone/comment-looks', 'core/phone/person-controls', 'core/phone/phone-signals', 'core/phone/spend-stop', 'core/queue/bindings', 'core/queue/claim-release', 'core/review/acceptance-report', 'core/steps/step-evidence', 'core/steps/step-ops', 'core/text/locale', 'core/text/model-budget', 'core/text/near-names', 'core/tools/setup-tool', 'core/tools/todo-tool', 'core/tools/todo-work-tool', 'core/tools/tool-args', 'core/tools/tool-runner', 'core/tools/tool-types', 'core/tools/work-view', 'core/usage/usage', 'core/usage/usage-records', 'core/work/engine-context'],
+    mutate: ['core/continuation/recovery-window', 'core/continuation/stop-policy', 'core/engine/sync-looks', 'core/engine/work-overview', 'core/phone/comment-looks', 'core/phone/person-controls', 'core/phone/phone-signals', 'core/phone/spend-stop', 'core/queue/bindings', 'core/queue/claim-release', 'core/review/acceptance-report', 'core/steps/step-evidence', 'core/steps/step-ops', 'core/text/locale', 'core/text/model-budget', 'core/text/near-names', 'core/tools/setup-tool', 'core/tools/todo-tool', 'core/tools/todo-work-tool', 'core/tools/tool-args', 'core/tools/tool-runner', 'core/tools/tool-types', 'core/tools/work-view', 'core/usage/usage', 'core/work/usage-records', 'core/work/engine-context'],
     tests: [UNIT, ...it('tools', 'tools-todo', 'tools-work', 'bindings', 'person-controls', 'claim-release', 'comment-looks', 'engine-step-ops', 'engine-phone', 'work-usage', 'engine-acceptance', 'engine-sync', 'review-evidence')],
   },
   'dsh-host': {
@@ -53,7 +53,7 @@ const GROUPS = {
   // The small modules whose figures were checked by hand or changed after their round (module-level texts and shapes),
   // and the stray review todos.
   'small': {
-    mutate: ['core/tools/tool-specs', 'core/tools/index', 'core/work/usage-schema', 'core/work/work-state', 'core/phone/phone-pause', 'core/review/stray-reviews', 'dsh/prompt-text', 'runtime/turns/queue-grant', 'runtime/polling/poll-election'],
+    mutate: ['core/tools/tool-specs', 'core/tools/index', 'core/usage/usage-schema', 'core/work/work-state', 'core/phone/phone-pause', 'core/review/stray-reviews', 'dsh/prompt-text', 'runtime/turns/queue-grant', 'runtime/polling/poll-election'],
     tests: [UNIT, ...it('dsh-pause-guard', 'dsh-slash-dida', 'stray-reviews', 'engine-finalize', 'engine-phone')],
   },
 };

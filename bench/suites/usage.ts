@@ -1,7 +1,7 @@
 // Suite `usage`: what metering a Work's cost costs — one model answer recorded (state only, no Dida request), and a
 // `todo` step change over the real HTTP gateway and the simulator with and without answers recorded in between.
 import { answerUsage } from '../../src/core/usage/usage';
-import { recordUsage } from '../../src/core/usage/usage-records';
+import { recordUsage } from '../../src/core/work/usage-records';
 import { startEngineHarness } from '../../tests/helpers/engine-harness';
 import { int, ms, runSuite } from '../lib/harness';
 import { summarize } from '../lib/stats';

@@ -19,7 +19,7 @@ import { createConfigReader, updateConfig } from '../store/config-store';
 import { withLock, type LockOptions } from '../store/file-lock';
 import { resolvePaths, type DidaTodoPaths } from '../store/paths';
 import { LoggedStateStore } from '../store/logged-state-store';
-import { WorkUsageSchema } from '../core/work/usage-schema';
+import { WorkUsageSchema } from '../core/usage/usage-schema';
 import { budgetStore } from '../store/budget-store';
 import { readAccountFacts, writeAccountFacts } from '../store/account-facts';
 import type { RepoEvidencePort } from '../core/evidence/repo-evidence';

@@ -140,7 +140,7 @@ describe('queue', () => {
     const { pauseWork } = await import('../../src/core/phone/phone-pause');
     await pauseWork(desk.deps, evil.id, { by: 'priority', previousPriority: 3 });
     // What it cost so far is shown per Work (and as numbers with --json).
-    const { recordUsage } = await import('../../src/core/usage/usage-records');
+    const { recordUsage } = await import('../../src/core/work/usage-records');
     const { answerUsage } = await import('../../src/core/usage/usage');
     await recordUsage(desk.deps, evil.id, { ...answerUsage({ inputTokens: 12_000, outputTokens: 345 }, false), ms: 60_000 });
     const result = await h.run(['queue', ...base], { env: { LANG: 'zh_CN.UTF-8' } });

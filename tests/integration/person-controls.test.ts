@@ -6,7 +6,7 @@ import { pauseCurrentWork, resumeCurrentWork } from '../../src/core/phone/person
 import { stopForSpend } from '../../src/core/phone/spend-stop';
 import { getLocale } from '../../src/core/text/locale';
 import { DEFAULT_SPEND_LIMITS, emptyUsage } from '../../src/core/usage/usage';
-import { recordUsage, spendOverLimit, spendSettingsOf, usageTarget } from '../../src/core/usage/usage-records';
+import { recordUsage, spendOverLimit, spendSettingsOf, usageTarget } from '../../src/core/work/usage-records';
 import { startEngineHarness, type EngineHarness } from '../helpers/engine-harness';
 
 let h: EngineHarness;

@@ -8,7 +8,7 @@ const ROOT = path.resolve(__dirname, '../..');
 /** The folders of src, highest first: each may import only the folders after it (as docs/architecture.md draws them). */
 const LAYERS = ['cli', 'dsh', 'runtime', 'wiring', 'core', 'store', 'sim', 'dida', 'local-dsh', 'common'];
 /** The core's rooms, lowest first (as docs/architecture.md lists them). */
-const ROOMS = ['text', 'time', 'evidence', 'work', 'steps', 'queue', 'continuation', 'usage', 'review', 'phone', 'engine', 'tools'];
+const ROOMS = ['text', 'time', 'evidence', 'usage', 'work', 'steps', 'queue', 'continuation', 'review', 'phone', 'engine', 'tools'];
 /** The runtime's rooms, lowest first. */
 const RUNTIME_ROOMS = ['session', 'turns', 'phone', 'polling'];
 

@@ -4,11 +4,11 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 
 let specs: typeof import('../../src/core/tools/tool-specs');
-let usage: typeof import('../../src/core/work/usage-schema');
+let usage: typeof import('../../src/core/usage/usage-schema');
 beforeEach(async () => {
   vi.resetModules();
   specs = await import('../../src/core/tools/tool-specs');
-  usage = await import('../../src/core/work/usage-schema');
+  usage = await import('../../src/core/usage/usage-schema');
 });
 
 describe('the tool specs', () => {

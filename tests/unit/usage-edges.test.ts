@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { getLocale } from '../../src/core/text/locale';
 import { addUsage, allowanceNow, answerUsage, DEFAULT_SPEND_LIMITS, emptyUsage, estimatedCost, formatMinutes, formatTokens, overLimit, roundOf, roundUsage, usageLine, usageOf, workUsage } from '../../src/core/usage/usage';
-import type { Usage } from '../../src/core/work/usage-schema';
+import type { Usage } from '../../src/core/usage/usage-schema';
 
 const zh = getLocale('zh');
 const en = getLocale('en');

@@ -1,7 +1,7 @@
 // The shapes of recorded usage and configured prices (src/core/work/usage-schema.ts): what a short record is completed
 // with, an allowance's parts, and the prices config.yaml may hold.
 import { describe, expect, it } from 'vitest';
-import { ModelPriceSchema, ModelUsageSchema, UsageAllowanceSchema, UsageSchema, WorkUsageSchema } from '../../src/core/work/usage-schema';
+import { ModelPriceSchema, ModelUsageSchema, UsageAllowanceSchema, UsageSchema, WorkUsageSchema } from '../../src/core/usage/usage-schema';
 
 describe('usage records', () => {
   it('a short usage record is completed with zeros', () => {

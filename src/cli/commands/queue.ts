@@ -10,7 +10,7 @@ import { isWorkError } from '../../core/work/engine-context';
 import { getLocale } from '../../core/text/locale';
 import { personQueue, type PersonQueueEntry } from '../../core/engine/queue-view';
 import { formatTokens, totalTokens } from '../../core/usage/usage';
-import type { Usage } from '../../core/work/usage-schema';
+import type { Usage } from '../../core/usage/usage-schema';
 import { normaliseRouteTag, routeFor } from '../../core/queue/route-tags';
 import { WorkEngine } from '../../core/engine/work-engine';
 import { findBinding } from '../../store/config-bindings';

@@ -8,7 +8,7 @@ import type { WorkEngine } from './work-engine';
 import { SETTLED, visibleSteps, workKey, type WorkRecord } from '../work/work-state';
 import { askLine } from '../phone/desk-asks';
 import { usageOf, workUsage } from '../usage/usage';
-import type { Usage } from '../work/usage-schema';
+import type { Usage } from '../usage/usage-schema';
 
 /** The viewer a person's look at the queue is taken as: a session of this machine that holds nothing. */
 export const PERSON_VIEWER = 'dida-todo-queue';

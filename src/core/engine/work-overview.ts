@@ -6,7 +6,7 @@ import { DEFAULT_CLAIM_LEASE_MS } from '../queue/claims';
 import { longWaiting } from '../work/outbox';
 import { SETTLED, visibleSteps, type EngineState } from '../work/work-state';
 import { usageOf, workUsage } from '../usage/usage';
-import type { Usage } from '../work/usage-schema';
+import type { Usage } from '../usage/usage-schema';
 
 /** Why a Work waits, as status says it: the agent asked, continuation gave up, a model failure, or the person paused it. */
 export type WaitReason = 'asked' | 'exhausted' | 'auth' | 'quota' | 'invalid_request' | 'limit' | 'unknown' | 'spend' | 'paused';

@@ -6,7 +6,7 @@ import { pausedByPriority, stopComments } from './phone-signals';
 import { pauseForPerson, type PauseRequest } from './waiting';
 import { visibleSteps, type EngineState, type WorkRecord } from '../work/work-state';
 import type { OverLimit } from '../usage/usage';
-import { spendOverLimit } from '../usage/usage-records';
+import { spendOverLimit } from '../work/usage-records';
 
 export interface BoundaryCheck {
   /** The current Work checked (open and not waiting), if any. */

@@ -1,7 +1,7 @@
 // The spend guard's stop: a Work past its limit waits for the person, as if they had paused it.
 import type { EngineDeps } from '../work/engine-context';
 import { formatTokens, type OverLimit } from '../usage/usage';
-import type { SpendLimits } from '../work/usage-schema';
+import type { SpendLimits } from '../usage/usage-schema';
 import { waitForHuman } from './waiting';
 
 /** The config.yaml key of a limit (named in the reminder, so the person knows what to raise). */

@@ -5,7 +5,7 @@ import type { Task } from '../../dida/types';
 import { acceptanceReport, acceptanceTitle, reportOrigin } from './acceptance-report';
 import { rememberStrayReview } from './stray-reviews';
 import { addUsage, roundUsage, usageLine, usageOf, workUsage } from '../usage/usage';
-import { spendSettingsOf } from '../usage/usage-records';
+import { spendSettingsOf } from '../work/usage-records';
 import type { EngineDeps, HeldLock } from '../work/engine-context';
 import { WorkError } from '../work/engine-context';
 import { MAX_COMMENT_LENGTH, sanitizeForDida } from '../text/text-guard';

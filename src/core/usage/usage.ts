@@ -1,7 +1,7 @@
 // What a Work cost: model requests, tokens as the model reported them, wall time and automatic continuations, per
 // round of the Work; the one plain line the review todo shows; an estimated price; and the spend guard's limits.
 import type { Locale } from '../text/locale';
-import type { ModelUsage, Pricing, SpendLimits, Usage, UsageAllowance, WorkUsage } from '../work/usage-schema';
+import type { ModelUsage, Pricing, SpendLimits, Usage, UsageAllowance, WorkUsage } from './usage-schema';
 
 
 /** A Work's recorded usage with the Work's round (the state's `usage` entry and `works[key].round`). */

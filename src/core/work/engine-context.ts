@@ -1,7 +1,7 @@
 // What the work engine is given (gateway, state, locks, clock, locale) and the domain outcome type it returns.
 import type { DidaGateway } from '../../dida/dida-gateway';
 import type { Locale } from '../text/locale';
-import type { Pricing, SpendLimits } from './usage-schema';
+import type { Pricing, SpendLimits } from '../usage/usage-schema';
 import type { RepoEvidencePort } from '../evidence/repo-evidence';
 import type { EngineState } from './work-state';
 

@@ -1,6 +1,6 @@
 // The engine's local state (Works, steps, acceptances, sessions): schema, defaults and small accessors.
 import * as z from 'zod/mini';
-import { WorkUsageSchema } from './usage-schema';
+import { WorkUsageSchema } from '../usage/usage-schema';
 
 export const STEP_STATUSES = ['pending', 'in_progress', 'completed', 'skipped', 'deleted'] as const;
 export type StepStatus = (typeof STEP_STATUSES)[number];

@@ -5,7 +5,7 @@ import { processAlive } from '../../common/process-alive';
 import { decideRecovery, RECOVERY_MESSAGE, unfinishedWork, type RecoveryDecision, type SessionWorkFacts } from '../../core/continuation/continuation-policy';
 import { fenceUntrusted, truncateGraphemes, UNTRUSTED_PREAMBLE } from '../../core/text/text-guard';
 import type { EngineState } from '../../core/work/work-state';
-import { recordUsage, usageTarget } from '../../core/usage/usage-records';
+import { recordUsage, usageTarget } from '../../core/work/usage-records';
 import type { DidaTodoConfig } from '../../store/config-schema';
 import { findBinding } from '../../store/config-bindings';
 import type { RuntimeDeps } from '../session/runtime-deps';

@@ -2,8 +2,8 @@
 // of turns while the Work is current, and automatic continuations; subagents count toward their root session's Work.
 // It only adds numbers to the state (no Dida request), in the background, one write at a time per session.
 import { answerUsage, emptyUsage, addUsage } from '../../core/usage/usage';
-import type { Usage } from '../../core/work/usage-schema';
-import { recordUsage, usageTarget } from '../../core/usage/usage-records';
+import type { Usage } from '../../core/usage/usage-schema';
+import { recordUsage, usageTarget } from '../../core/work/usage-records';
 import type { RuntimeDeps } from '../session/runtime-deps';
 import { messageOf } from '../session/runtime-deps';
 import type { AgentTrack } from '../session/agent-tracker';

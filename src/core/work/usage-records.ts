@@ -1,8 +1,8 @@
 // Recording what a Work cost: model answers, turn time and automatic continuations are added to the current round of
 // the session's current Work, in the state only (no Dida request); the spend guard reads the same numbers.
-import type { EngineDeps } from '../work/engine-context';
-import { addUsage, DEFAULT_SPEND_LIMITS, emptyUsage, overLimit, roundOf, usageOf, type OverLimit } from './usage';
-import type { Pricing, SpendLimits, Usage } from '../work/usage-schema';
+import type { EngineDeps } from './engine-context';
+import { addUsage, DEFAULT_SPEND_LIMITS, emptyUsage, overLimit, roundOf, usageOf, type OverLimit } from '../usage/usage';
+import type { Pricing, SpendLimits, Usage } from '../usage/usage-schema';
 
 /** The spend settings in force (config.yaml's `limits` and `pricing`; the defaults without them). */
 export interface SpendSettings {
