@@ -1,29 +1,19 @@
-// Owns one versioned state as a snapshot file plus an append-only log: a change writes only what it touched.
+// Owns one versioned state as a snapshot file plus an append-only log (its form: state-log.ts): a change writes only
+// what it touched, and the log is folded into a new snapshot now and then.
 import { randomBytes } from 'node:crypto';
-import { closeSync, fstatSync, fsyncSync, openSync, readSync, renameSync, rmSync, statSync, writeSync, ftruncateSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
-import type * as z from 'zod/mini';
-import { describeIssues } from '../common/schema-issues';
-import { readFileIfExists, writeFileAtomic } from './atomic-file';
+import { writeFileAtomic } from './atomic-file';
 import { withLock, type LockContext, type LockOptions } from './file-lock';
 import { displayPath } from './paths';
-import { parseVersioned, type CorruptStateInfo, type StateReadResult } from './state-store';
-import { StateShape, type FileId, type Json, type Loaded } from './state-shape';
+import { appendLines, CorruptSnapshot, fileId, foldLog, loadState, logFileOf, sameFile, type StateFileSpec } from './state-log';
+import { StateShape, type Json, type Loaded } from './state-shape';
+import type { CorruptStateInfo, StateReadResult } from './state-store';
 
-export interface LoggedStateStoreOptions<T extends object> {
-  /** The snapshot file, e.g. `resolvePaths().stateFile`; the log is `<file>.log` beside it. */
-  file: string;
+/** The state's files and schemas (`file` e.g. `resolvePaths().stateFile`), and how it is locked and compacted. */
+export interface LoggedStateStoreOptions<T extends object> extends StateFileSpec<T> {
   lockDir: string;
   lockKey?: string;
-  /** Validates a whole snapshot (the data without `version` and `logGen`). */
-  schema: z.ZodMiniType<T>;
-  /** Record-valued keys whose entries are logged one by one, with the schema of one entry (e.g. `works`). */
-  collections: Record<string, z.ZodMiniType>;
-  /** Every other top-level key, logged whole when it changes, with its schema. */
-  sections: Record<string, z.ZodMiniType>;
-  version: number;
-  empty: () => T;
-  migrate?: (data: Record<string, unknown>, fromVersion: number) => unknown;
   onCorrupt?: (info: CorruptStateInfo) => void;
   lockOptions?: Omit<LockOptions, 'signal'>;
   /** The log is folded into a new snapshot once it is this large (default 512 KiB). */
@@ -36,22 +26,6 @@ class StateLockLostError extends Error {
     super(`The lock of ${displayPath(file)} was taken over while this process was paused; the update is redone.`);
     this.name = 'StateLockLostError';
   }
-}
-
-class CorruptLogError extends Error {}
-
-function fileId(file: string): FileId | undefined {
-  try {
-    const s = statSync(file);
-    return { ino: s.ino, size: s.size, mtimeMs: s.mtimeMs };
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
-}
-
-function sameFile(a: FileId | undefined, b: FileId | undefined): boolean {
-  return a?.ino === b?.ino && a?.size === b?.size && a?.mtimeMs === b?.mtimeMs;
 }
 
 /**
@@ -70,7 +44,7 @@ export class LoggedStateStore<T extends object> {
 
   constructor(private readonly options: LoggedStateStoreOptions<T>) {
     this.shape = new StateShape(options);
-    this.logFile = `${options.file}.log`;
+    this.logFile = logFileOf(options.file);
   }
 
   get file(): string {
@@ -137,7 +111,7 @@ export class LoggedStateStore<T extends object> {
       this.shape.apply(loaded, lines);
       await this.compact(loaded, lock);
     } else {
-      this.appendLines(loaded, lines.map((l) => l.text));
+      appendLines(this.logFile, loaded, lines.map((l) => l.text));
       this.shape.apply(loaded, lines);
       if (loaded.logOffset > (this.options.compactAtBytes ?? 512 * 1024)) await this.compact(loaded, lock);
     }
@@ -148,186 +122,18 @@ export class LoggedStateStore<T extends object> {
     return withLock(this.options.lockDir, this.options.lockKey ?? 'state', fn, this.options.lockOptions);
   }
 
-  // ---- reading ------------------------------------------------------------------------------------------------
-
   /** The state as on disk now: re-uses what is held, folds in new log lines, or loads from scratch. */
   private async refresh(): Promise<Loaded> {
     const snapshot = fileId(this.options.file);
     const log = fileId(this.logFile);
     const held = this.loaded;
     if (held && sameFile(held.snapshot, snapshot) && held.logIno === log?.ino && (log?.size ?? 0) >= held.logOffset) {
-      if (log && log.size > held.logOffset) this.foldLog(held, held.logOffset);
+      if (log && log.size > held.logOffset) foldLog(this.options, held, held.logOffset);
       return held;
     }
-    const loaded = await this.load(snapshot);
+    const loaded = await loadState(this.options, snapshot);
     this.loaded = loaded;
     return loaded;
-  }
-
-  private async load(snapshot: FileId | undefined): Promise<Loaded> {
-    const text = snapshot === undefined ? undefined : await readFileIfExists(this.options.file);
-    const { data, gen, extra } = text === undefined ? { data: this.options.empty() as Json, gen: 0, extra: {} } : this.parseSnapshot(text);
-    const loaded: Loaded = {
-      sections: new Map(),
-      sectionJson: new Map(),
-      collections: new Map(),
-      entryJson: new Map(),
-      snapshot: text === undefined ? undefined : snapshot,
-      logIno: undefined,
-      logOffset: 0,
-      gen,
-      foreign: new Map(Object.entries(extra)),
-    };
-    for (const [name, value] of Object.entries(data)) {
-      if (name in this.options.collections) {
-        const entries = new Map(Object.entries((value ?? {}) as Json));
-        loaded.collections.set(name, entries);
-        loaded.entryJson.set(name, new Map([...entries].map(([k, v]) => [k, JSON.stringify(v)])));
-      } else {
-        loaded.sections.set(name, value);
-        loaded.sectionJson.set(name, JSON.stringify(value));
-      }
-    }
-    for (const name of Object.keys(this.options.collections)) {
-      if (!loaded.collections.has(name)) {
-        loaded.collections.set(name, new Map());
-        loaded.entryJson.set(name, new Map());
-      }
-    }
-    const log = fileId(this.logFile);
-    if (log) {
-      loaded.logIno = log.ino;
-      try {
-        this.foldLog(loaded, 0);
-      } catch (error) {
-        if (error instanceof CorruptLogError) throw new CorruptSnapshot(`the change log ${displayPath(this.logFile)} is damaged (${error.message})`);
-        throw error;
-      }
-    }
-    return loaded;
-  }
-
-  /** Reads the log from `from` and applies its complete lines; a log of an older generation is skipped whole. */
-  private foldLog(loaded: Loaded, from: number): void {
-    let fd: number;
-    try {
-      fd = openSync(this.logFile, 'r');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-      throw error;
-    }
-    try {
-      const size = fstatSync(fd).size;
-      if (size <= from) return;
-      const buffer = Buffer.alloc(size - from);
-      let read = 0;
-      while (read < buffer.length) {
-        const n = readSync(fd, buffer, read, buffer.length - read, from + read);
-        if (n === 0) break;
-        read += n;
-      }
-      const text = buffer.subarray(0, read).toString('utf8');
-      const end = text.lastIndexOf('\n');
-      if (end < 0) return;
-      const lines = text.slice(0, end).split('\n');
-      let offset = from;
-      for (const [i, line] of lines.entries()) {
-        const bytes = Buffer.byteLength(line) + 1;
-        let record: Json;
-        try {
-          record = JSON.parse(line) as Json;
-        } catch {
-          throw new CorruptLogError(`line ${i + 1} after byte ${offset} is not JSON`);
-        }
-        if (from === 0 && i === 0) {
-          if (typeof record.gen !== 'number') throw new CorruptLogError('the first line has no generation');
-          // A log older than the snapshot was folded into it already (a crash between the two renames).
-          if (record.gen !== loaded.gen) {
-            loaded.logOffset = size;
-            return;
-          }
-          offset += bytes;
-          continue;
-        }
-        this.applyRecord(loaded, record);
-        offset += bytes;
-      }
-      loaded.logOffset = offset;
-    } finally {
-      closeSync(fd);
-    }
-  }
-
-  private applyRecord(loaded: Loaded, record: Json): void {
-    if (typeof record.c === 'string' && typeof record.k === 'string') {
-      const schema = this.options.collections[record.c];
-      const entries = loaded.collections.get(record.c);
-      if (!schema || !entries) {
-        if (record.c in this.options.sections) throw new CorruptLogError(`${record.c} is not a collection`);
-        this.keepForeignEntry(loaded, record.c, record.k, record.d === 1 ? undefined : record.v);
-        return;
-      }
-      if (record.d === 1) {
-        entries.delete(record.k);
-        loaded.entryJson.get(record.c)?.delete(record.k);
-        return;
-      }
-      const parsed = schema.safeParse(record.v);
-      if (!parsed.success) throw new CorruptLogError(`${record.c}.${record.k}: ${describeIssues(parsed.error.issues)}`);
-      entries.set(record.k, parsed.data);
-      loaded.entryJson.get(record.c)?.set(record.k, JSON.stringify(parsed.data));
-      return;
-    }
-    if (typeof record.s === 'string') {
-      const schema = this.options.sections[record.s];
-      if (!schema) {
-        if (record.s in this.options.collections) throw new CorruptLogError(`${record.s} is not a section`);
-        loaded.foreign.set(record.s, record.v);
-        return;
-      }
-      const parsed = schema.safeParse(record.v);
-      if (!parsed.success) throw new CorruptLogError(`${record.s}: ${describeIssues(parsed.error.issues)}`);
-      loaded.sections.set(record.s, parsed.data);
-      loaded.sectionJson.set(record.s, JSON.stringify(parsed.data));
-      return;
-    }
-    throw new CorruptLogError('a line names neither an entry nor a section');
-  }
-
-  /** An entry of a collection a later version added: kept as written (`undefined` deletes it). */
-  private keepForeignEntry(loaded: Loaded, collection: string, key: string, value: unknown): void {
-    const held = loaded.foreign.get(collection);
-    const entries: Json = typeof held === 'object' && held !== null && !Array.isArray(held) ? (held as Json) : {};
-    if (value === undefined) delete entries[key];
-    else entries[key] = value;
-    loaded.foreign.set(collection, entries);
-  }
-
-  private parseSnapshot(text: string): { data: Json; gen: number; extra: Json } {
-    const parsed = parseVersioned(text, this.options, ['logGen']);
-    if (!parsed.ok) throw new CorruptSnapshot(parsed.problem);
-    const gen = parsed.meta.logGen;
-    return { data: parsed.value as Json, gen: typeof gen === 'number' ? gen : 0, extra: parsed.extra };
-  }
-
-  // ---- writing ---------------------------------------------------------------------------------------------------
-
-  /** Appends lines to the log with one fsync; a torn tail a dead writer left is cut first. */
-  private appendLines(loaded: Loaded, lines: readonly string[]): void {
-    const fd = openSync(this.logFile, 'r+');
-    try {
-      const size = fstatSync(fd).size;
-      if (size > loaded.logOffset) ftruncateSync(fd, loaded.logOffset);
-      const bytes = Buffer.from(`${lines.join('\n')}\n`);
-      let written = 0;
-      while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written, loaded.logOffset + written);
-      fsyncSync(fd);
-      loaded.logOffset += bytes.length;
-    } finally {
-      closeSync(fd);
-    }
-    const log = fileId(this.logFile);
-    loaded.logIno = log?.ino;
   }
 
   /** Writes the held state as a new snapshot (next generation) and starts an empty log for it. */
@@ -392,8 +198,3 @@ export class LoggedStateStore<T extends object> {
   }
 }
 
-class CorruptSnapshot extends Error {
-  constructor(readonly problem: string) {
-    super(problem);
-  }
-}

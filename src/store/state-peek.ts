@@ -1,4 +1,4 @@
-// A cheap look at a logged state (snapshot + change log, see logged-state-store.ts) without a schema or a full load:
+// A cheap look at a logged state (snapshot + change log, see state-log.ts) without a schema or a full load:
 // the first-load layer uses it to decide whether anything waits for the full plugin. Both files are read once per look.
 import { readFileSync } from 'node:fs';
 

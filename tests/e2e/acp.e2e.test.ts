@@ -9,9 +9,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/sim/simulator';
 import { stall, text, toolCall, type FakeModel, type RecordedRequest } from './harness/fake-model';
 import { eventsOf, readSessionLogs } from './harness/dsh-run';
-import { installRegistryProfile, startSdk, type SdkProcess } from './harness/sdk-client';
+import { startSdk, type SdkProcess } from './harness/sdk-client';
 import { PAST_A_PAUSE_LOOK_MS, useDshWorld } from './harness/world';
 import { readEngineStateFile } from '../helpers/engine-state-file';
+import { prepareProfile } from './harness/profile';
 
 let model: FakeModel;
 let sim: Simulator;
@@ -59,7 +60,7 @@ function expectOnlyFrames(p: SdkProcess): void {
 
 describe('dida-todo in the acp profile', () => {
   it('(1) an ACP session takes a 2-step Work to its review todo; stdin EOF leaves the process up, SIGTERM ends it', async () => {
-    await installRegistryProfile(home, 'acp');
+    await prepareProfile(home, 'acp');
     const patches = configure('maxAutoContinue: 2\nbackoff: [0.2]');
     const work = sim.seedTask({ projectId: listId, title: '整理发布说明', priority: 3, items: [{ title: '收集变更' }, { title: '写草稿' }] });
     model.setScript([
@@ -94,7 +95,7 @@ describe('dida-todo in the acp profile', () => {
   });
 
   it('(2) SIGKILL mid-turn: the next acp process finishes the Work by crash recovery, and its client is not told', async () => {
-    await installRegistryProfile(home, 'acp');
+    await prepareProfile(home, 'acp');
     const patches = configure('maxAutoContinue: 3\nbackoff: [0.2]');
     const work = sim.seedTask({ projectId: listId, title: '写周报', priority: 5, items: [{ title: '汇总进展' }] });
     model.setScript([toolCall('todo_work', { action: 'next' }), toolCall('todo', { action: 'update', updates: [{ step: '汇总进展', status: 'in_progress' }] }), stall()]);
@@ -126,7 +127,7 @@ describe('dida-todo in the acp profile', () => {
   });
 
   it('(3) the person sets the Work\'s priority to none on the phone: the turn is cancelled, the Work waits — and ACP calls it end_turn', async () => {
-    await installRegistryProfile(home, 'acp');
+    await prepareProfile(home, 'acp');
     const patches = configure('maxAutoContinue: 3\nbackoff: [0.1]');
     const work = sim.seedTask({ projectId: listId, title: '写周报', priority: 5, items: [{ title: '汇总进展' }, { title: '发出去' }] });
     model.setScript([

@@ -14,9 +14,10 @@ import { isOwnSource } from '../../src/runtime/session/messages';
 import type { Simulator } from '../../src/sim/simulator';
 import { contentFilter, stall, text, toolCall, type FakeModel, type RecordedRequest } from './harness/fake-model';
 import { cancel, createSession, prompt, webCall } from './harness/web-api';
-import { eventsOf, installBundle, readSessionLogs, repoRoot, runHeadless, startWeb, type SessionLog } from './harness/dsh-run';
+import { eventsOf, readSessionLogs, repoRoot, runHeadless, startWeb, type SessionLog } from './harness/dsh-run';
 import { useDshWorld } from './harness/world';
 import { readEngineStateFile } from '../helpers/engine-state-file';
+import { prepareProfile } from './harness/profile';
 
 const DRIVER = path.join(repoRoot, 'tests', 'e2e', 'fixtures', 'driver', 'index.mjs');
 const CONTINUATION_NOTE = '[dida-todo] Automatic continuation';
@@ -100,7 +101,7 @@ function logFor(logs: SessionLog[], sessionId: string): SessionLog {
 
 describe('(d) a user abort is never continued', () => {
   it('the web stop button during the plugin backoff after a content-filter stop ends the wait at once: no retry, no note, Work unchanged', async () => {
-    await installBundle(home, 'web', repoRoot);
+    await prepareProfile(home, 'web');
     const patches = configure('maxAutoContinue: 3\nbackoff: [30]');
     const work = sim.seedTask({ projectId: listId, title: '写周报', priority: 5, items: [{ title: '汇总进展' }, { title: '发出去' }] });
     model.setScript([
@@ -169,7 +170,7 @@ describe('(d) a user abort is never continued', () => {
   });
 
   it('cancelling a stalled model stream ends the turn aborted with no request-error continuation at all', async () => {
-    await installBundle(home, 'headless', repoRoot);
+    await prepareProfile(home, 'headless');
     const patches = configure('maxAutoContinue: 3\nbackoff: [0.2]', { driver: true });
     const work = sim.seedTask({ projectId: listId, title: '修复登录', priority: 3, items: [{ title: '复现' }] });
     const cancelFile = path.join(home, 'cancel-now');
@@ -220,7 +221,7 @@ async function crashMidTurn(patches: string[], title: string, steps: string[]): 
 
 describe('(e) SIGKILL mid-turn, then dsh starts again', () => {
   it('the bundle itself resumes the interrupted session (no driver plugin) and the Work gets done', async () => {
-    await installBundle(home, 'web', repoRoot);
+    await prepareProfile(home, 'web');
     const patches = configure('maxAutoContinue: 3\nbackoff: [0.2]');
     const { sessionId, taskId } = await crashMidTurn(patches, '整理发布说明', ['收集变更', '写草稿']);
 
@@ -286,7 +287,7 @@ describe('(e) SIGKILL mid-turn, then dsh starts again', () => {
   });
 
   it('with maxAutoContinue 0 nothing is resumed, even when the session is opened again: no request, no note', async () => {
-    await installBundle(home, 'web', repoRoot);
+    await prepareProfile(home, 'web');
     const patches = configure('maxAutoContinue: 0\nbackoff: [0.2]');
     const { sessionId, taskId } = await crashMidTurn(patches, '整理发布说明', ['收集变更']);
     const chatsBefore = model.chatRequests().length;
@@ -307,8 +308,8 @@ describe('(e) SIGKILL mid-turn, then dsh starts again', () => {
   });
 
   it('a one-shot headless run in the same directory takes the interrupted Work over and finishes it', async () => {
-    await installBundle(home, 'web', repoRoot);
-    await installBundle(home, 'headless', repoRoot);
+    await prepareProfile(home, 'web');
+    await prepareProfile(home, 'headless');
     const patches = configure('maxAutoContinue: 3\nbackoff: [0.2]');
     const { sessionId, taskId } = await crashMidTurn(patches, '整理发布说明', ['收集变更', '写草稿']);
     const chatsBefore = model.chatRequests().length;
@@ -339,7 +340,7 @@ describe('(e) SIGKILL mid-turn, then dsh starts again', () => {
 
 describe('(e2) SIGKILL mid-turn, then the person writes in the crashed session', () => {
   it('the person\'s message wins over the bundle\'s own resume: their turn runs and no recovery follow-up is added', async () => {
-    await installBundle(home, 'web', repoRoot);
+    await prepareProfile(home, 'web');
     // A backoff long enough for the person to write first.
     const patches = configure('maxAutoContinue: 3\nbackoff: [6]');
     const { sessionId, taskId } = await crashMidTurn(patches, '整理发布说明', ['收集变更']);
@@ -372,7 +373,7 @@ describe('(e2) SIGKILL mid-turn, then the person writes in the crashed session',
 
 describe('(f) a subagent is never bound or continued', () => {
   it('the child stopped by the content filter is not retried, and makes no Dida request or state of its own', async () => {
-    await installBundle(home, 'headless', repoRoot);
+    await prepareProfile(home, 'headless');
     const patches = configure('maxAutoContinue: 3\nbackoff: [0.2]', { llmRetries: 0 });
     const work = sim.seedTask({ projectId: listId, title: '审阅代码', priority: 5, items: [{ title: '读代码' }] });
     model.setScript([

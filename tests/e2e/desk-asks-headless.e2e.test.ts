@@ -8,9 +8,10 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/sim/simulator';
 import { text, toolCall, type FakeModel } from './harness/fake-model';
-import { installBundle, runHeadless } from './harness/dsh-run';
-import { installSdkProfile, startSdk, type SdkProcess } from './harness/sdk-client';
+import { runHeadless } from './harness/dsh-run';
+import { startSdk, type SdkProcess } from './harness/sdk-client';
 import { bindProject, toolResults, until, useDshWorld } from './harness/world';
+import { prepareProfile } from './harness/profile';
 
 let model: FakeModel;
 let sim: Simulator;
@@ -48,7 +49,7 @@ function escalationInWork(file: string): void {
 
 describe('dsh asking the person with nobody at a desk', () => {
   it('(4) headless one-shot: a bash escalation inside a Work reaches Dida, the run waits, and “允许” there runs it', async () => {
-    await installBundle(home, 'headless', path.resolve(import.meta.dirname, '../..'));
+    await prepareProfile(home, 'headless');
     const patches = configure();
     const outside = fs.mkdtempSync(path.join(path.dirname(project), 'outside-'));
     const file = path.join(outside, 'system.conf');
@@ -69,7 +70,7 @@ describe('dsh asking the person with nobody at a desk', () => {
   }, 180_000);
 
   it('(4) sdk: the same escalation reaches Dida and “允许” runs it in the running process', async () => {
-    await installSdkProfile(home);
+    await prepareProfile(home, 'sdk');
     const patches = configure();
     const outside = fs.mkdtempSync(path.join(path.dirname(project), 'outside-'));
     const file = path.join(outside, 'system.conf');
@@ -88,7 +89,7 @@ describe('dsh asking the person with nobody at a desk', () => {
   }, 180_000);
 
   it('(4) headless composed with the question tool and no provider: the question is answered from Dida', async () => {
-    await installBundle(home, 'headless', path.resolve(import.meta.dirname, '../..'));
+    await prepareProfile(home, 'headless');
     const patches = configure();
     const withQuestions = path.join(home, 'ask-user.yml');
     fs.writeFileSync(withQuestions, "- insert:\n    - id: tool-ask-user\n      name: '@deepseek-ai/dsh-tool-ask-user'\n");

@@ -13,8 +13,9 @@ import { GRANT_HEAD } from '../../src/runtime/turns/queue-grant';
 import type { Simulator } from '../../src/sim/simulator';
 import { contentFilter, text, toolCall, type FakeModel } from './harness/fake-model';
 import { createSession, prompt } from './harness/web-api';
-import { cliEnv, ensureDsh, eventsOf, installBundle, readSessionLogs, repoRoot, runHeadless, startWeb } from './harness/dsh-run';
+import { cliEnv, ensureDsh, eventsOf, readSessionLogs, repoRoot, runHeadless, startWeb } from './harness/dsh-run';
 import { useDshWorld } from './harness/world';
+import { prepareProfile } from './harness/profile';
 
 let model: FakeModel;
 let sim: Simulator;
@@ -63,7 +64,7 @@ describe('the surfaces of dsh 0.1.0-rc.8', () => {
 
   it('web: a content-filter failure continued through agent/request-error, nothing missing, and doctor prints rc.8 as tested', async () => {
     bind();
-    await installBundle(home, 'web', repoRoot);
+    await prepareProfile(home, 'web');
     const overlay = path.join(home, 'dida-row.yml');
     fs.writeFileSync(overlay, '- id: dida-todo\n  config:\n    maxAutoContinue: 2\n    backoff: [0.2]\n');
     model.setScript([toolCall('todo_work', { action: 'next' }), contentFilter(), text('AFTER_THE_FILTER')]);

@@ -13,10 +13,11 @@ import { isOwnSource } from '../../src/runtime/session/messages';
 import type { Simulator } from '../../src/sim/simulator';
 import { rateLimit, stall, text, toolCall, type FakeModel, type RecordedRequest } from './harness/fake-model';
 import { cliEnv, ensureDsh, eventsOf, readSessionLogs, repoRoot, type SessionEvent } from './harness/dsh-run';
-import { installSdkProfile, startSdk, type SdkProcess } from './harness/sdk-client';
+import { startSdk, type SdkProcess } from './harness/sdk-client';
 import { PAST_A_PAUSE_LOOK_MS, useDshWorld } from './harness/world';
 import { readEngineStateFile } from '../helpers/engine-state-file';
 import { installFakeDida } from '../helpers/fake-dida-install';
+import { prepareProfile } from './harness/profile';
 
 let model: FakeModel;
 let sim: Simulator;
@@ -74,7 +75,7 @@ function expectOnlyFrames(p: SdkProcess): void {
 
 describe('dida-todo in the sdk profile', () => {
   it('(1) a JSON-RPC session takes a 2-step Work to its review todo; every stdout line is a frame', async () => {
-    await installSdkProfile(home);
+    await prepareProfile(home, 'sdk');
     const patches = configure('maxAutoContinue: 2\nbackoff: [0.2]');
     const work = sim.seedTask({ projectId: listId, title: '整理发布说明', priority: 3, items: [{ title: '收集变更' }, { title: '写草稿' }] });
     model.setScript([
@@ -124,7 +125,7 @@ describe('dida-todo in the sdk profile', () => {
   });
 
   it('(2) a rate limit that outlasts dsh\'s own retries (429 ×6) is continued inside the running process and the Work gets done', async () => {
-    await installSdkProfile(home);
+    await prepareProfile(home, 'sdk');
     // dsh retries 5 times at once (Retry-After: 0); the bundle then waits 0.2 s and retries with its note.
     const patches = configure('maxAutoContinue: 3\nbackoff: [0.2]', { llmRetries: 5 });
     const work = sim.seedTask({ projectId: listId, title: '升级依赖', priority: 5, items: [{ title: '升级 lodash' }] });
@@ -168,7 +169,7 @@ describe('dida-todo in the sdk profile', () => {
   });
 
   it('(3) SIGKILL mid-turn: the next sdk process, sent only `initialize`, resumes the session itself and the client sees it under the old id', async () => {
-    await installSdkProfile(home);
+    await prepareProfile(home, 'sdk');
     const patches = configure('maxAutoContinue: 3\nbackoff: [0.2]');
     const work = sim.seedTask({ projectId: listId, title: '整理发布说明', priority: 3, items: [{ title: '收集变更' }, { title: '写草稿' }] });
     model.setScript([toolCall('todo_work', { action: 'next' }), toolCall('todo', { action: 'update', updates: [{ step: '收集变更', status: 'in_progress' }] }), stall()]);
@@ -226,7 +227,7 @@ describe('dida-todo in the sdk profile', () => {
   });
 
   it('(4) the person sets the Work\'s priority to none on the phone: the turn is cancelled at the next step boundary, the process stays up, and the priority back lets the next prompt go on', async () => {
-    await installSdkProfile(home);
+    await prepareProfile(home, 'sdk');
     const patches = configure('maxAutoContinue: 3\nbackoff: [0.1]', { llmRetries: 0 });
     const work = sim.seedTask({ projectId: listId, title: '写周报', priority: 5, items: [{ title: '汇总进展' }, { title: '发出去' }] });
     model.setScript([
@@ -271,7 +272,7 @@ describe('dida-todo in the sdk profile', () => {
   });
 
   it('(5) through the official `dida` CLI (a fake one on the simulator), with a failing first list read: the Work gets done and the CLI\'s output never reaches stdout', async () => {
-    await installSdkProfile(home);
+    await prepareProfile(home, 'sdk');
     const dida = await installFakeDida({ baseUrl: sim.baseUrl, token: sim.token });
     try {
       const argvLog = path.join(home, 'dida-argv.jsonl');
@@ -307,7 +308,7 @@ describe('dida-todo in the sdk profile', () => {
   });
 
   it('(6) `dida-todo doctor --profile sdk` passes on the profile assembled this way, and names what breaks it', async () => {
-    await installSdkProfile(home);
+    await prepareProfile(home, 'sdk');
     const install = await ensureDsh();
     const env = cliEnv(install, home);
     const doctor = async (...args: string[]) => {

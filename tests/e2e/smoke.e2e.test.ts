@@ -7,7 +7,6 @@ import { startFakeModel, text, type FakeModel } from './harness/fake-model';
 import {
   ensureDsh,
   eventsOf,
-  installBundle,
   makeDshHome,
   removeBundle,
   removeDshHome,
@@ -16,6 +15,7 @@ import {
   startWeb,
   type DshInstall,
 } from './harness/dsh-run';
+import { prepareProfile } from './harness/profile';
 
 // The repository root is the bundle (package.json `dsh.bundle.patch`); DIDA_TODO_E2E_BUNDLE may point at another copy.
 const bundlePath = process.env.DIDA_TODO_E2E_BUNDLE ?? repoRoot;
@@ -45,7 +45,7 @@ describe('real dsh smoke', () => {
     const home = makeDshHome();
     homes.push(home);
 
-    const manifest = await installBundle(home, 'headless', bundlePath);
+    const manifest = await prepareProfile(home, 'headless', bundlePath);
     expect(manifest.dsh?.profile?.bundles).toContain(BUNDLE);
     expect(manifest.dependencies?.[BUNDLE]).toBeDefined();
 
@@ -84,7 +84,7 @@ describe('real dsh smoke', () => {
   it('boots the web profile with the bundle, serves GET /, and stops on SIGTERM', async () => {
     const home = makeDshHome();
     homes.push(home);
-    const manifest = await installBundle(home, 'web', bundlePath);
+    const manifest = await prepareProfile(home, 'web', bundlePath);
     expect(manifest.dsh?.profile?.bundles).toContain(BUNDLE);
 
     const started = Date.now();

@@ -1,5 +1,5 @@
 // The fault matrix: every Dida fault kind at every request position of the engine's operations; then a retry must converge.
-// The test files engine-faults*.test.ts each run a part of the operations, so the parts run in parallel.
+// The test files engine-faults-{steps,review,sessions}.test.ts each run the operations of one concern, so they run in parallel.
 import { afterAll, describe, expect, it } from 'vitest';
 import { bindList, type ConfigPort } from '../../src/core/queue/bindings';
 import { WorkError } from '../../src/core/work/engine-context';
@@ -53,6 +53,11 @@ interface Ctx {
 
 interface Scenario {
   name: string;
+  /**
+   * Which test file runs it: the operations that write steps and progress; those that settle a Work and follow its
+   * review; or those that make, bind, claim, park and resume Works (the sessions' side).
+   */
+  concern: 'steps' | 'review' | 'sessions';
   /** Brings the world to just before the operation. */
   setup(h: EngineHarness): Promise<Ctx>;
   /** The operation; resolves false (or throws) when it did not complete. */
@@ -135,6 +140,7 @@ const ALL_TICKED = [
 const SCENARIOS: Scenario[] = [
   {
     name: 'changeSteps',
+    concern: 'steps',
     setup: humanWork,
     op: async (h) => {
       await h.engine.changeSteps(S, FIRST_CHANGES);
@@ -160,6 +166,7 @@ const SCENARIOS: Scenario[] = [
     // A tool call: no request before its result; the faults hit the background writer's flush, which keeps the
     // change and tells the model (news) instead of throwing. It completes only when Dida shows everything.
     name: 'changeSteps in the background (the writer’s flush)',
+    concern: 'steps',
     setup: humanWork,
     op: async (h, ctx) => {
       await h.engine.changeSteps(
@@ -196,6 +203,7 @@ const SCENARIOS: Scenario[] = [
   },
   {
     name: 'settle (finalization)',
+    concern: 'review',
     setup: settledWork,
     op: finalized,
     retry: async (h, ctx) => {
@@ -213,6 +221,7 @@ const SCENARIOS: Scenario[] = [
   },
   {
     name: 'processAcceptance (rework)',
+    concern: 'review',
     setup: async (h) => {
       const ctx = await settledWork(h);
       expect(await finalized(h)).toBe(true);
@@ -245,6 +254,7 @@ const SCENARIOS: Scenario[] = [
   },
   {
     name: 'sync (a person added an item)',
+    concern: 'steps',
     setup: async (h) => {
       const ctx = await humanWork(h);
       const task = h.sim.getTask(ctx.taskId)!;
@@ -270,6 +280,7 @@ const SCENARIOS: Scenario[] = [
   },
   {
     name: 'createWork',
+    concern: 'sessions',
     setup: humanWork,
     // Dida created the task but the answer was cut off: the engine finds it instead of leaving an orphan.
     tolerates: ['truncate'],
@@ -296,6 +307,7 @@ const SCENARIOS: Scenario[] = [
   },
   {
     name: 'bindList',
+    concern: 'sessions',
     ownSimulator: true,
     setup: humanWork,
     op: async (h, ctx) => {
@@ -314,6 +326,7 @@ const SCENARIOS: Scenario[] = [
   },
   {
     name: 'waitForHuman',
+    concern: 'sessions',
     setup: humanWork,
     op: async (h) => {
       await h.engine.waitForHuman(S, '需要你开通发布权限');
@@ -337,6 +350,7 @@ const SCENARIOS: Scenario[] = [
   },
   {
     name: 'resume',
+    concern: 'sessions',
     setup: async (h) => {
       const ctx = await humanWork(h);
       await h.engine.waitForHuman(S, '需要你开通发布权限');
@@ -368,6 +382,7 @@ const SCENARIOS: Scenario[] = [
   },
   {
     name: 'switchTo',
+    concern: 'sessions',
     setup: async (h) => {
       const list = h.sim.seedProject({ name: '工作清单' });
       const task = h.sim.seedTask({ projectId: list.id, title: TITLE, content: BODY, priority: 3, items: [{ title: HUMAN_ITEM }], tags: ['发布'] });
@@ -385,6 +400,7 @@ const SCENARIOS: Scenario[] = [
   },
   {
     name: 'changeSteps (the person unticked and added meanwhile)',
+    concern: 'steps',
     setup: async (h) => {
       const ctx = await humanWork(h);
       await h.engine.changeSteps(S, [{ op: 'update', step: HUMAN_ITEM, status: 'completed', resolution: '整理出 12 条变更' }]);
@@ -416,6 +432,7 @@ const SCENARIOS: Scenario[] = [
   },
   {
     name: 'flushComments (the progress outbox)',
+    concern: 'steps',
     setup: async (h) => {
       const ctx = await humanWork(h);
       await h.engine.changeSteps(S, [
@@ -438,6 +455,7 @@ const SCENARIOS: Scenario[] = [
   },
   {
     name: 'changeSteps (rename and delete the agent’s steps)',
+    concern: 'steps',
     setup: async (h) => {
       const ctx = await humanWork(h);
       await h.engine.changeSteps(S, [{ op: 'add', title: '多余的一步' }]);
@@ -470,6 +488,7 @@ const SCENARIOS: Scenario[] = [
   },
   {
     name: 'claimNext',
+    concern: 'sessions',
     setup: async (h) => {
       const list = h.sim.seedProject({ name: '工作清单' });
       const task = h.sim.seedTask({ projectId: list.id, title: TITLE, content: BODY, priority: 3, items: [{ title: HUMAN_ITEM }], tags: ['发布'] });
@@ -487,6 +506,7 @@ const SCENARIOS: Scenario[] = [
   },
   {
     name: 'sync (the person accepted)',
+    concern: 'review',
     setup: async (h) => {
       const ctx = await settledWork(h);
       expect(await finalized(h)).toBe(true);
@@ -508,6 +528,7 @@ const SCENARIOS: Scenario[] = [
   },
   {
     name: 'sync (the person re-opened the Work)',
+    concern: 'review',
     setup: async (h) => {
       const ctx = await settledWork(h);
       expect(await finalized(h)).toBe(true);
@@ -533,6 +554,7 @@ const SCENARIOS: Scenario[] = [
   },
   {
     name: 'sync (late feedback on a review in rework)',
+    concern: 'review',
     setup: async (h) => {
       const ctx = await settledWork(h);
       expect(await finalized(h)).toBe(true);
@@ -586,10 +608,9 @@ async function invariants(h: EngineHarness, ctx: Ctx): Promise<void> {
   expect(h.sim.listTasks(ctx.listId, { includeCompleted: true }).filter((t) => t.title.startsWith('🙋')).length).toBeLessThanOrEqual(1);
 }
 
-/** Registers the matrix for `part` ('first' or 'second' half of the operations). */
-export function runFaultMatrix(part: 'first' | 'second'): void {
-  const half = Math.ceil(SCENARIOS.length / 2);
-  const scenarios = part === 'first' ? SCENARIOS.slice(0, half) : SCENARIOS.slice(half);
+/** Registers the matrix for the operations of one concern (the concerns' files run in parallel). */
+export function runFaultMatrix(concern: Scenario['concern']): void {
+  const scenarios = SCENARIOS.filter((s) => s.concern === concern);
   /** One simulator per file (each cell seeds its own list); faults are cleared before every cell. */
   let shared: Simulator | undefined;
   async function harness(timeoutMs?: number, own = false): Promise<EngineHarness> {

@@ -1,4 +1,4 @@
-// The person-edit interleaving matrix (run by tests/integration/engine-interleavings*.test.ts, one part each): every
+// The person-edit interleaving matrix (run by tests/integration/engine-interleavings-{steps,lifecycle}.test.ts, one concern each): every
 // engine operation × every request position (an edit landing just before
 // or just after the request is applied) × every kind of edit a person makes in Dida. The person's edit is never lost
 // and nothing is duplicated, except for an edit of the checklist that lands in the flight between the bundle's read
@@ -14,10 +14,9 @@ import { startEngineHarness, type EngineHarness } from './engine-harness';
 import { createdTask, editsOf, MATRIX_OPS } from './interleaving-ops';
 import { applyEdit, COMMENT, duplicates, editKept, flightWindow, ITEM_EDITS, record, type EditKind, type MatrixOp, type Recorded, type World } from './interleaving-world';
 
-/** Registers the matrix for one half of the operations (the two test files run in parallel). */
-export function runInterleavingMatrix(part: 'first' | 'second'): void {
-  const half = Math.ceil(MATRIX_OPS.length / 2);
-  const OPS = part === 'first' ? MATRIX_OPS.slice(0, half) : MATRIX_OPS.slice(half);
+/** Registers the matrix for the operations of one concern (the two test files run in parallel). */
+export function runInterleavingMatrix(concern: MatrixOp['concern']): void {
+  const OPS = MATRIX_OPS.filter((op) => op.concern === concern);
   let sim: Simulator;
   let root: string;
   const totals = { cells: 0, lostInWindow: 0, notApplicable: 0 };

@@ -39,12 +39,14 @@ async function startedWork(h: EngineHarness): Promise<World> {
 export const MATRIX_OPS: MatrixOp[] = [
   {
     name: 'complete a step in progress',
+    concern: 'steps',
     setup: startedWork,
     run: (h) => ignoreExpected(h.engine.changeSteps(S, [{ op: 'update', step: A, status: 'completed', resolution: '代码写好了' }])),
     converge: syncTwice,
   },
   {
     name: 'complete a person’s step and add one in one call',
+    concern: 'steps',
     setup: humanWork,
     run: (h) =>
       ignoreExpected(
@@ -57,18 +59,21 @@ export const MATRIX_OPS: MatrixOp[] = [
   },
   {
     name: 'rename a step',
+    concern: 'steps',
     setup: humanWork,
     run: (h) => ignoreExpected(h.engine.changeSteps(S, [{ op: 'update', step: A, title: '写核心代码' }])),
     converge: syncTwice,
   },
   {
     name: 'clear unfinished steps',
+    concern: 'steps',
     setup: startedWork,
     run: (h) => ignoreExpected(h.engine.changeSteps(S, [{ op: 'clear' }])),
     converge: syncTwice,
   },
   {
     name: 'sync resumes a Work whose priority the person restored',
+    concern: 'lifecycle',
     setup: async (h) => {
       const world = await humanWork(h);
       await h.engine.waitForHuman(S, '需要你确认发布时间');
@@ -80,6 +85,7 @@ export const MATRIX_OPS: MatrixOp[] = [
   },
   {
     name: 'settle again after a failed stage',
+    concern: 'lifecycle',
     setup: async (h) => {
       const world = await settledWork(h);
       // The progress comments' post and the anchor both fail: the review todo is filed, the rest is left for later.
@@ -97,6 +103,7 @@ export const MATRIX_OPS: MatrixOp[] = [
   },
   {
     name: 'skip a person’s step',
+    concern: 'steps',
     setup: humanWork,
     run: async (h) => {
       await ignoreExpected(h.engine.changeSteps(S, [{ op: 'update', step: P2, status: 'skipped', resolution: '这次不做' }]));
@@ -106,6 +113,7 @@ export const MATRIX_OPS: MatrixOp[] = [
   },
   {
     name: 'switch to a Work (claim it)',
+    concern: 'lifecycle',
     setup: async (h) => {
       const list = h.sim.seedProject({ name: `矩阵-${Math.random().toString(36).slice(2, 8)}` });
       const task = h.sim.seedTask({ projectId: list.id, title: '整理发布说明', desc: '请按模块分组', priority: 3, items: [{ title: P1 }, { title: P2 }, { title: Q, status: 1 }] });
@@ -117,6 +125,7 @@ export const MATRIX_OPS: MatrixOp[] = [
   },
   {
     name: 'complete the last open step',
+    concern: 'steps',
     setup: lastStepOpen,
     run: (h) => ignoreExpected(h.engine.changeSteps(S, [{ op: 'update', step: A, status: 'completed', resolution: '代码写好了' }])),
     converge: async (h, world) => {
@@ -126,6 +135,7 @@ export const MATRIX_OPS: MatrixOp[] = [
   },
   {
     name: 'accept (the review todo was completed)',
+    concern: 'lifecycle',
     setup: async (h) => {
       const world = await settledWork(h);
       await h.engine.settle(S);
@@ -140,12 +150,14 @@ export const MATRIX_OPS: MatrixOp[] = [
   },
   {
     name: 'complete a step',
+    concern: 'steps',
     setup: humanWork,
     run: (h) => ignoreExpected(h.engine.changeSteps(S, [{ op: 'update', step: A, status: 'completed', resolution: '代码写好了' }])),
     converge: syncTwice,
   },
   {
     name: 'start a step',
+    concern: 'steps',
     setup: humanWork,
     // Nothing is written to the task: the only request is the progress comment, posted when the outbox is flushed.
     run: async (h) => {
@@ -156,6 +168,7 @@ export const MATRIX_OPS: MatrixOp[] = [
   },
   {
     name: 'skip a step',
+    concern: 'steps',
     setup: humanWork,
     run: async (h) => {
       await ignoreExpected(h.engine.changeSteps(S, [{ op: 'update', step: A, status: 'skipped', resolution: '不需要了' }]));
@@ -165,24 +178,28 @@ export const MATRIX_OPS: MatrixOp[] = [
   },
   {
     name: 'add a step',
+    concern: 'steps',
     setup: humanWork,
     run: (h) => ignoreExpected(h.engine.changeSteps(S, [{ op: 'add', title: '补测试' }])),
     converge: syncTwice,
   },
   {
     name: 'delete a step',
+    concern: 'steps',
     setup: humanWork,
     run: (h) => ignoreExpected(h.engine.changeSteps(S, [{ op: 'delete', step: A }])),
     converge: syncTwice,
   },
   {
     name: 'wait for the person',
+    concern: 'lifecycle',
     setup: humanWork,
     run: (h) => ignoreExpected(h.engine.waitForHuman(S, '需要你确认发布时间')),
     converge: syncTwice,
   },
   {
     name: 'resume',
+    concern: 'lifecycle',
     setup: async (h) => {
       const world = await humanWork(h);
       await h.engine.waitForHuman(S, '需要你确认发布时间');
@@ -193,6 +210,7 @@ export const MATRIX_OPS: MatrixOp[] = [
   },
   {
     name: 'settle (finalization)',
+    concern: 'lifecycle',
     setup: settledWork,
     run: (h) => ignoreExpected(h.engine.settle(S)),
     converge: async (h, world) => {
@@ -203,12 +221,14 @@ export const MATRIX_OPS: MatrixOp[] = [
   },
   {
     name: 'sync',
+    concern: 'lifecycle',
     setup: humanWork,
     run: (h, world) => ignoreExpected(h.engine.sync(world.listId)),
     converge: syncTwice,
   },
   {
     name: 'claim',
+    concern: 'lifecycle',
     setup: async (h) => {
       const list = h.sim.seedProject({ name: `矩阵-${Math.random().toString(36).slice(2, 8)}` });
       const task = h.sim.seedTask({ projectId: list.id, title: '整理发布说明', desc: '请按模块分组', priority: 3, items: [{ title: P1 }, { title: P2 }, { title: Q, status: 1 }] });
@@ -220,6 +240,7 @@ export const MATRIX_OPS: MatrixOp[] = [
   },
   {
     name: 'create a Work',
+    concern: 'lifecycle',
     setup: async (h) => {
       const list = h.sim.seedProject({ name: `矩阵-${Math.random().toString(36).slice(2, 8)}` });
       await h.engine.sync(list.id);
@@ -232,6 +253,7 @@ export const MATRIX_OPS: MatrixOp[] = [
   },
   {
     name: 'rework from a review comment',
+    concern: 'lifecycle',
     setup: async (h) => {
       const world = await settledWork(h);
       await h.engine.settle(S);
@@ -260,12 +282,14 @@ async function inBackground(h: EngineHarness, changes: Parameters<EngineHarness[
 const BACKGROUND_OPS: MatrixOp[] = [
   {
     name: 'complete a step in progress, written in the background',
+    concern: 'steps',
     setup: startedWork,
     run: (h) => inBackground(h, [{ op: 'update', step: A, status: 'completed', resolution: '代码写好了' }]),
     converge: syncTwice,
   },
   {
     name: 'complete a person’s step and add one, written in the background',
+    concern: 'steps',
     setup: humanWork,
     run: (h) =>
       inBackground(h, [
@@ -276,6 +300,7 @@ const BACKGROUND_OPS: MatrixOp[] = [
   },
   {
     name: 'two calls, one background write',
+    concern: 'steps',
     setup: humanWork,
     run: async (h) => {
       await ignoreExpected(h.engine.changeSteps(S, [{ op: 'update', step: A, status: 'completed', resolution: '代码写好了' }], undefined, { background: true }));
@@ -285,6 +310,7 @@ const BACKGROUND_OPS: MatrixOp[] = [
   },
   {
     name: 'rename and delete steps, written in the background',
+    concern: 'steps',
     setup: async (h) => {
       const world = await humanWork(h);
       await h.engine.changeSteps(S, [{ op: 'add', title: '临时一步' }]);
@@ -295,6 +321,7 @@ const BACKGROUND_OPS: MatrixOp[] = [
   },
   {
     name: 'complete the last open step in the background, then settle',
+    concern: 'steps',
     setup: lastStepOpen,
     // No flush: the review's own write carries the tick (the session went idle within the progress window).
     run: async (h) => {

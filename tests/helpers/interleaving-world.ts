@@ -31,6 +31,8 @@ export interface World {
 
 export interface MatrixOp {
   name: string;
+  /** Which test file runs it: the operations on steps, or those of the Work's life (claim, wait, sync, settle, review). */
+  concern: 'steps' | 'lifecycle';
   /** Brings a fresh list to just before the operation. */
   setup(h: EngineHarness): Promise<World>;
   /** The operation. Domain outcomes and Dida faults caused by the edit (deleted, completed) are expected. */

@@ -1,5 +1,5 @@
 // The person's own controls and the spend guard over the simulator (src/core/phone/person-controls.ts, spend-stop.ts,
-// src/core/usage/usage-records.ts): pause and resume of a session's current Work and every outcome, the spend stop's
+// src/core/work/usage-records.ts): pause and resume of a session's current Work and every outcome, the spend stop's
 // reminder naming what was used and the setting to raise, and usage recorded per round of Works that are not closed.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { pauseCurrentWork, resumeCurrentWork } from '../../src/core/phone/person-controls';

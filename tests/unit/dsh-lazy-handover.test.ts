@@ -3,15 +3,14 @@
 // rendered output, a load that fails (logged on each path that starts one), and the prompt once the host has resolved
 // a session's binding.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } from 'vitest';
 import { renderResult, type ToolResult } from '../../src/core/tools/tool-types';
 import { DshHost } from '../../src/dsh/dsh-host';
 import { LazyHost } from '../../src/dsh/lazy-host';
-import { RowConfig } from '../../src/dsh/row-config';
 import { eventually } from '../helpers/dsh-fakes';
 import { fakeAgent, fakeHost } from '../helpers/dsh-host-fake';
+import { lazyRow, makeLazyDirs, promptOf, startLazy } from '../helpers/lazy-host-world';
 
 let dir: string;
 let configPath: string;
@@ -19,9 +18,7 @@ let stateDir: string;
 let stderr: MockInstance;
 
 beforeEach(() => {
-  dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'dida-lazy-hand-')));
-  configPath = path.join(dir, 'config.yaml');
-  stateDir = path.join(dir, 'state');
+  ({ dir, configPath, stateDir } = makeLazyDirs('dida-lazy-hand-'));
   fs.writeFileSync(configPath, `bindings:\n  - cwd: ${path.join(dir, 'bound')}\n    projectId: p1\n`);
   stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
 });
@@ -31,17 +28,11 @@ afterEach(() => {
   fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
 });
 
-function row(extra: Record<string, unknown> = {}) {
-  const parsed = RowConfig.safeParse({ configPath, stateDir, ...extra });
-  if (!parsed.success) throw new Error('row config did not validate');
-  return parsed.data;
-}
+const row = (extra: Record<string, unknown> = {}) => lazyRow({ dir, configPath, stateDir }, extra);
 
 function started(services: Record<string, unknown> = {}, extra: Record<string, unknown> = {}, Layer: typeof LazyHost = LazyHost) {
   const host = fakeHost(services);
-  const lazy = new Layer(host.ctx as never, row(extra));
-  lazy.start();
-  return { host, lazy };
+  return { host, lazy: startLazy(host, { dir, configPath, stateDir }, extra, Layer) };
 }
 
 const logged = () => stderr.mock.calls.map((c) => String(c[0]));
@@ -159,8 +150,7 @@ describe('LazyHost tools and prompt', () => {
       const agent = fakeAgent('s-rules', { cwd: path.join(dir, 'bound') });
       host.emit('agent/created', { agent });
       const loaded = await lazy.load();
-      const section = host.sections[0]!;
-      const ask = () => (typeof section.text === 'function' ? section.text({ agent }) : section.text);
+      const ask = () => promptOf(host, agent);
       // Before the host has resolved the binding, config.yaml's text decides: the rules show.
       expect(ask()).toContain('dida-todo');
       await eventually(() => loaded.promptText('s-rules') !== '', 20, 10_000);

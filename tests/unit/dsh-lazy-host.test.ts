@@ -1,29 +1,22 @@
-// The plugin's first load: nothing beyond the hooks is loaded while no session can be bound; the full host loads for a
-// session that may be bound, a tool call, a failed model request, or a turn at start that crash recovery may resume.
+// The plugin's first load (src/dsh/lazy-host.ts): nothing beyond the hooks is loaded while no session can be bound; the
+// full host loads for a session that may be bound, a tool call, a failed model request, or a turn at start that crash
+// recovery may resume. Before it loads: subagents are shown no tools, a restriction that fails is logged, disposal lifts
+// what it placed, config.yaml is read again when it changes, and the prompt covers agents only dsh knows.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { LazyHost } from '../../src/dsh/lazy-host';
-import { RowConfig } from '../../src/dsh/row-config';
+import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } from 'vitest';
+import type { LazyHost } from '../../src/dsh/lazy-host';
 import { fakeAgent, fakeHost } from '../helpers/dsh-host-fake';
 import { eventually } from '../helpers/dsh-fakes';
+import { makeLazyDirs, promptOf, startLazy } from '../helpers/lazy-host-world';
 
 let dir: string;
 let configPath: string;
 let stateDir: string;
 
-function row(extra: Record<string, unknown> = {}) {
-  const parsed = RowConfig.safeParse({ configPath, stateDir, ...extra });
-  if (!parsed.success) throw new Error('row config did not validate');
-  return parsed.data;
-}
-
 /** A first-load layer over a fake dsh, started. */
 function started(host: ReturnType<typeof fakeHost>, extra: Record<string, unknown> = {}): LazyHost {
-  const lazy = new LazyHost(host.ctx as never, row(extra));
-  lazy.start();
-  return lazy;
+  return startLazy(host, { dir, configPath, stateDir }, extra);
 }
 
 async function settle(ms = 100): Promise<void> {
@@ -31,12 +24,11 @@ async function settle(ms = 100): Promise<void> {
 }
 
 beforeEach(() => {
-  dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'dida-lazy-')));
-  configPath = path.join(dir, 'config.yaml');
-  stateDir = path.join(dir, 'state');
+  ({ dir, configPath, stateDir } = makeLazyDirs('dida-lazy-'));
 });
 afterEach(() => {
-  fs.rmSync(dir, { recursive: true, force: true });
+  vi.restoreAllMocks();
+  fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
 });
 
 describe('LazyHost', () => {
@@ -58,8 +50,7 @@ describe('LazyHost', () => {
       expect(lazy.loaded).toBe(false);
       expect(agent.ctx.tools.restrict).toHaveBeenCalledWith({ deny: ['todo', 'todo_work'] });
       expect(fs.existsSync(stateDir)).toBe(false);
-      const section = host.sections[0]!;
-      expect(typeof section.text === 'function' ? section.text({ agent }) : section.text).toBe('');
+      expect(promptOf(host, agent)).toBe('');
     } finally {
       await host.dispose();
     }
@@ -97,8 +88,7 @@ describe('LazyHost', () => {
       const lifted = () => agent.ctx.tools.restrict.mock.results.every((placed) => (placed.value as { mock: { calls: unknown[] } }).mock.calls.length > 0);
       await eventually(lifted, 200, 10_000).catch(() => undefined);
       for (const placed of agent.ctx.tools.restrict.mock.results) expect(placed.value).toHaveBeenCalled();
-      const section = host.sections[0]!;
-      expect(typeof section.text === 'function' ? section.text({ agent }) : section.text).toContain('dida-todo');
+      expect(promptOf(host, agent)).toContain('dida-todo');
     } finally {
       await host.dispose();
     }
@@ -134,8 +124,7 @@ describe('LazyHost', () => {
       host.emit('agent/created', { agent });
       expect(lazy.loaded).toBe(true);
       await lazy.load();
-      const section = host.sections[0]!;
-      const text = () => (typeof section.text === 'function' ? section.text({ agent }) : section.text);
+      const text = () => promptOf(host, agent);
       await eventually(() => text() === '', 200, 10_000);
       expect(text()).toBe('');
     } finally {
@@ -161,6 +150,161 @@ describe('LazyHost', () => {
     }
   });
 
+  describe('before the host is needed: subagents, restrictions placed and lifted, config.yaml read again, the prompt', () => {
+    let stderr: MockInstance;
+    beforeEach(() => {
+      fs.writeFileSync(configPath, `bindings:\n  - cwd: ${path.join(dir, 'bound')}\n    projectId: p1\n`);
+      stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    });
+    const logged = () => stderr.mock.calls.map((c) => String(c[0]));
+    const everyLinePrefixed = () => !logged().some((line) => !line.startsWith('[dida-todo] '));
+    function boundStart(extra: Record<string, unknown> = {}) {
+      const host = fakeHost();
+      const lazy = started(host, extra);
+      return { host, lazy, prompt: (agent: { id: string } | undefined) => promptOf(host, agent) };
+    }
+    it('a subagent, even in a bound directory, is shown none of the tools and loads nothing', async () => {
+      const { host, lazy, prompt } = boundStart();
+      try {
+        const child = fakeAgent('child', { cwd: path.join(dir, 'bound'), parentSession: 'root' });
+        host.emit('agent/created', { agent: child });
+        expect(lazy.loaded).toBe(false);
+        expect(child.ctx.tools.restrict).toHaveBeenCalledWith({ deny: ['todo', 'todo_work', 'dida_todo_setup'] });
+        host.agents.set(child.id, child);
+        expect(prompt(child)).toBe('');
+      } finally {
+        await host.dispose();
+      }
+    });
+
+    it('a session seen twice is restricted once; its status and messages load nothing', async () => {
+      const { host, lazy } = boundStart();
+      try {
+        const agent = fakeAgent('s1', { cwd: path.join(dir, 'loose') });
+        host.emit('agent/created', { agent });
+        host.emit('agent/status', { agent, status: 'running' });
+        host.emit('agent/inbox/inserted', { agent, message: { id: 'm', role: 'user', content: [{ type: 'text', text: '检查todo' }], source: { kind: 'user' } } });
+        host.emit('session/event', { id: 's1' }, { type: 'turn/end' });
+        host.emit('agent/disposed', { agent: fakeAgent('other', {}) });
+        expect(agent.ctx.tools.restrict).toHaveBeenCalledTimes(1);
+        expect(lazy.loaded).toBe(false);
+      } finally {
+        await host.dispose();
+      }
+    });
+
+    it('a restriction that fails is logged to stderr with the session; an agent without a tool registry is left as it is', async () => {
+      const { host, lazy } = boundStart();
+      try {
+        const agent = fakeAgent('s1', { cwd: path.join(dir, 'loose') });
+        agent.ctx.tools.restrict.mockImplementation(() => {
+          throw new Error('scope closed');
+        });
+        host.emit('agent/created', { agent });
+        expect(logged()).toEqual(['[dida-todo] could not hide the Dida tools from session s1: scope closed\n']);
+        const bare = fakeAgent('s2', { cwd: path.join(dir, 'loose') });
+        delete (bare as { ctx?: unknown }).ctx;
+        expect(() => host.emit('agent/created', { agent: bare })).not.toThrow();
+        // Left as it is: nothing to hide, so nothing failed.
+        expect(logged()).toHaveLength(1);
+        const noHeader = fakeAgent('s3', {});
+        delete (noHeader.session.header as { cwd?: unknown }).cwd;
+        host.emit('agent/created', { agent: noHeader });
+        expect(noHeader.ctx.tools.restrict).toHaveBeenCalledWith({ deny: ['todo', 'todo_work'] });
+        expect(lazy.loaded).toBe(false);
+      } finally {
+        await host.dispose();
+      }
+    });
+
+    it('an agent disposed is forgotten and its restriction lifted; a lift that fails is swallowed', async () => {
+      const { host } = boundStart();
+      try {
+        const agent = fakeAgent('s1', { cwd: path.join(dir, 'loose') });
+        const lift = vi.fn(() => {
+          throw new Error('gone already');
+        });
+        agent.ctx.tools.restrict.mockReturnValue(lift);
+        host.emit('agent/created', { agent });
+        expect(() => host.emit('agent/disposed', { agent })).not.toThrow();
+        expect(lift).toHaveBeenCalledTimes(1);
+        // Seen afresh after it was forgotten.
+        host.emit('agent/created', { agent });
+        expect(agent.ctx.tools.restrict).toHaveBeenCalledTimes(2);
+      } finally {
+        await host.dispose();
+      }
+      expect(everyLinePrefixed()).toBe(true);
+    });
+
+    it('disposal lifts every restriction it placed', async () => {
+      const { host } = boundStart();
+      const a = fakeAgent('s1', { cwd: path.join(dir, 'loose') });
+      const b = fakeAgent('s2', { cwd: path.join(dir, 'loose') });
+      host.emit('agent/created', { agent: a });
+      host.emit('agent/created', { agent: b });
+      await host.dispose();
+      for (const agent of [a, b]) expect(agent.ctx.tools.restrict.mock.results[0]!.value).toHaveBeenCalledTimes(1);
+    });
+
+    it('config.yaml is read again when it changes: a directory bound since then loads the host', async () => {
+      const { host, lazy, prompt } = boundStart();
+      try {
+        const early = fakeAgent('s1', { cwd: path.join(dir, 'later') });
+        host.emit('agent/created', { agent: early });
+        expect(lazy.loaded).toBe(false);
+        expect(prompt(early)).toBe('');
+        fs.writeFileSync(configPath, `bindings:\n  - cwd: ${path.join(dir, 'later')}\n    projectId: p2\n    label: a longer label than before\n`);
+        // The session dsh knows (and this layer saw) now shows the rules.
+        expect(prompt(early)).toContain('dida-todo');
+        const next = fakeAgent('s2', { cwd: path.join(dir, 'later') });
+        host.emit('agent/created', { agent: next });
+        expect(lazy.loaded).toBe(true);
+        await lazy.load();
+      } finally {
+        await host.dispose();
+      }
+    });
+
+    it('no config.yaml: nothing is bound and nothing loads', async () => {
+      fs.rmSync(configPath);
+      const { host, lazy, prompt } = boundStart();
+      try {
+        const agent = fakeAgent('s1', { cwd: path.join(dir, 'bound') });
+        host.emit('agent/created', { agent });
+        expect(lazy.loaded).toBe(false);
+        expect(prompt(agent)).toBe('');
+      } finally {
+        await host.dispose();
+      }
+    });
+
+    it('the prompt: no agent, an agent only dsh knows, and one it knows nowhere', async () => {
+      const { host, prompt } = boundStart();
+      try {
+        expect(prompt(undefined)).toBe('');
+        const known = fakeAgent('s7', { cwd: path.join(dir, 'bound', 'deeper') });
+        host.agents.set(known.id, known);
+        expect(prompt(known)).toContain('dida-todo');
+        expect(prompt({ id: 'nobody' })).toBe('');
+        const noCwd = fakeAgent('s8', {});
+        delete (noCwd.session.header as { cwd?: unknown }).cwd;
+        host.agents.set(noCwd.id, noCwd);
+        expect(prompt(noCwd)).toBe('');
+      } finally {
+        await host.dispose();
+      }
+    });
+
+    it('a host loaded after disposal is disposed at once', async () => {
+      const { host, lazy } = boundStart();
+      await host.dispose();
+      const loaded = await lazy.load();
+      await vi.waitFor(() => expect(loaded.tracker.all()).toEqual([]));
+      expect(lazy.loaded).toBe(true);
+    });
+  });
+
   describe('in a one-shot run, a bound session goes without the host until its first Dida need', () => {
     const oneShot = () => fakeHost({ headlessStartup: { task: 'say hi' } });
     const bind = () => fs.writeFileSync(configPath, `bindings:\n  - cwd: ${dir}\n    projectId: p1\n`);
@@ -178,8 +322,7 @@ describe('LazyHost', () => {
         host.emit('agent/inbox/inserted', { agent, message: personSays('hi') });
         expect(lazy.loaded).toBe(false);
         expect(agent.ctx.tools.restrict).not.toHaveBeenCalled();
-        const section = host.sections[0]!;
-        expect(typeof section.text === 'function' ? section.text({ agent }) : section.text).toContain('dida-todo');
+        expect(promptOf(host, agent)).toContain('dida-todo');
         expect(await host.waterfall('agent/pre-step', { agent, turn: 1, step: 1, messages: [] }, async () => ({ kind: 'enter', messages: [] }))).toEqual({ kind: 'enter', messages: [] });
         expect(fs.existsSync(path.join(stateDir, 'state.json'))).toBe(false);
 
@@ -430,6 +573,27 @@ describe('LazyHost', () => {
         if (log === undefined) fs.rmSync(`${stateFile()}.log`, { force: true });
         else fs.writeFileSync(`${stateFile()}.log`, log);
         expect(await loadsAtStart(), snapshot + (log ?? '')).toBe(true);
+      }
+    });
+
+    it('a turn cut off moments ago in a state of the older version: loads, unless automatic continuation is off', async () => {
+      fs.writeFileSync(configPath, `bindings:\n  - cwd: ${path.join(dir, 'bound')}\n    projectId: p1\n`);
+      fs.mkdirSync(stateDir, { recursive: true });
+      fs.writeFileSync(path.join(stateDir, 'state.json'), JSON.stringify({ version: 1, sessions: { old: { touched: [], autoAttempts: 0, updatedAt: 0, turnOpenSince: Date.now() - 1_000, turnOpenPid: 2 ** 22 + 17 } } }));
+      const offHost = fakeHost();
+      const off = started(offHost, { maxAutoContinue: 0 });
+      try {
+        expect(off.loaded).toBe(false);
+      } finally {
+        await offHost.dispose();
+      }
+      const onHost = fakeHost();
+      const on = started(onHost);
+      try {
+        expect(on.loaded).toBe(true);
+        await on.load();
+      } finally {
+        await onHost.dispose();
       }
     });
   });

@@ -1,5 +1,5 @@
 // What the model is told about the three tools (src/core/tools/tool-specs.ts) and the usage shapes
-// (src/core/work/usage-schema.ts), from a fresh import before each test: both are built when the module loads. The
+// (src/core/usage/usage-schema.ts), from a fresh import before each test: both are built when the module loads. The
 // parameter schemas are the model's contract, so they are checked whole; each description names every action.
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 

@@ -1,4 +1,4 @@
-// The shapes of recorded usage and configured prices (src/core/work/usage-schema.ts): what a short record is completed
+// The shapes of recorded usage and configured prices (src/core/usage/usage-schema.ts): what a short record is completed
 // with, an allowance's parts, and the prices config.yaml may hold.
 import { describe, expect, it } from 'vitest';
 import { ModelPriceSchema, ModelUsageSchema, UsageAllowanceSchema, UsageSchema, WorkUsageSchema } from '../../src/core/usage/usage-schema';

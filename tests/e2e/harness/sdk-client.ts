@@ -1,33 +1,9 @@
-// The sdk and acp profiles in a test DSH_HOME, and a JSON-RPC client for them written here (no SDK package): it spawns
-// `dsh --profile sdk` (or `acp`), speaks NDJSON on stdin/stdout, keeps every stdout line, and routes the sdk's
-// `session.status` / `session.event` and ACP's `session/update` notifications by `sessionId` (dsh-plugin-guide §0.3a).
+// A JSON-RPC client for the sdk and acp profiles (prepareProfile in harness/profile.ts makes them ready), written here
+// (no SDK package): it spawns `dsh --profile sdk` (or `acp`), speaks NDJSON on stdin/stdout, keeps every stdout line,
+// and routes the sdk's `session.status` / `session.event` and ACP's `session/update` notifications by `sessionId`
+// (dsh-plugin-guide §0.3a).
 import { spawn } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
-import { dshEnv, ensureDsh, installBundle, profileDir, readProfileManifest, repoRoot, runDsh, type EnvOptions, type ProfileManifest, type SessionEvent } from './dsh-run';
-
-/**
- * Assembles the `sdk` (or `acp`) profile in `home` as the README says: its pnpm-workspace.yaml (the two overrides) and
- * cordis.patch.yml (the three rows) first, then `dsh plugin --profile <p> add` of its packages (from the cache's pnpm
- * store), then the bundle. Returns the profile's package.json.
- */
-export async function installRegistryProfile(home: string, profile: 'sdk' | 'acp', bundlePath: string | false = repoRoot): Promise<ProfileManifest> {
-  const install = await ensureDsh();
-  const recipe = install[profile];
-  const dir = profileDir(home, profile);
-  fs.mkdirSync(dir, { recursive: true });
-  fs.copyFileSync(recipe.workspaceYaml, path.join(dir, 'pnpm-workspace.yaml'));
-  fs.copyFileSync(recipe.patchYml, path.join(dir, 'cordis.patch.yml'));
-  const added = await runDsh(['plugin', '--profile', profile, 'add', '--prefer-offline', ...recipe.packages], { home, timeoutMs: 180_000 });
-  if (added.code !== 0) throw new Error(`dsh plugin --profile ${profile} add failed (exit ${added.code ?? added.signal}):\n${added.stderr.slice(-3000)}`);
-  if (bundlePath === false) return readProfileManifest(home, profile);
-  return installBundle(home, profile, bundlePath);
-}
-
-/** The sdk profile with the bundle (see installRegistryProfile). */
-export function installSdkProfile(home: string, bundlePath: string | false = repoRoot): Promise<ProfileManifest> {
-  return installRegistryProfile(home, 'sdk', bundlePath);
-}
+import { dshEnv, ensureDsh, type EnvOptions, type SessionEvent } from './dsh-run';
 
 /** One line of the process's stdout, parsed. */
 export interface JsonRpcFrame {

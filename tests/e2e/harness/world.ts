@@ -6,8 +6,9 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { PAUSE_CHECK_INTERVAL_MS } from '../../../src/core/phone/phone-signals';
 import { startSimulator, type Simulator } from '../../../src/sim/simulator';
-import { ensureDsh, installBundle, makeDshHome, removeDshHome, repoRoot } from './dsh-run';
+import { ensureDsh, makeDshHome, removeDshHome } from './dsh-run';
 import { startFakeModel, type FakeModel } from './fake-model';
+import { prepareProfile } from './profile';
 
 /**
  * How long a scripted answer takes so that the step boundary after it reads Dida for a pause: the pause guard reads the
@@ -47,7 +48,7 @@ export function useDshWorld(set: (world: DshWorld) => void, options: WorldOption
     model!.requests.length = 0;
     world = { model: model!, sim, home, project };
     set(world);
-    if (install) await installBundle(home, install, repoRoot);
+    if (install) await prepareProfile(home, install);
   });
   afterEach(async () => {
     await world?.sim.close();

@@ -1,4 +1,0 @@
-// Fault matrix, second half of the operations (tests/helpers/fault-matrix.ts): every Dida fault at every request position.
-import { runFaultMatrix } from '../helpers/fault-matrix';
-
-runFaultMatrix('second');

@@ -1,4 +1,0 @@
-// The person-edit interleaving matrix, first half of the operations (tests/helpers/interleaving-matrix.ts).
-import { runInterleavingMatrix } from '../helpers/interleaving-matrix';
-
-runInterleavingMatrix('first');
