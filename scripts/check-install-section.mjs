@@ -1,8 +1,12 @@
 #!/usr/bin/env node
-// Runs the README's "Install and use" section step by step, as a person on a machine without dsh would: a fresh
-// HOME, a PATH with no dsh and no pnpm, real downloads. Then `dida-todo doctor` must pass.
+// Runs the install steps of docs/install.md ("The four steps") one by one, as a person on a machine without dsh
+// would: a fresh HOME, a PATH with no dsh and no pnpm, real downloads. Then `dida-todo doctor` must pass.
 //
-//   node scripts/check-install-section.mjs [--keep] [--readme README.zh.md]
+//   node scripts/check-install-section.mjs [--keep] [--file docs/install.zh.md]
+//   node scripts/check-install-section.mjs --help
+//
+// --file names the page to run, relative to the repository root (default docs/install.md); the older --readme works
+// the same way. --keep leaves the fresh HOME in place to look at.
 //
 // The section lies between `<!-- install-check:begin -->` and `<!-- install-check:end -->`. Every ```sh block in it
 // runs, in order, in one bash (so `cd` carries over), except where the comment right above a block says:
@@ -21,7 +25,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
 const keep = args.includes('--keep');
-const readmeName = args.includes('--readme') ? args[args.indexOf('--readme') + 1] : 'README.md';
+const fileFlag = ['--file', '--readme'].find((flag) => args.includes(flag));
+const pageName = fileFlag ? args[args.indexOf(fileFlag) + 1] : 'docs/install.md';
 const STEP_TIMEOUT_MS = Number(process.env.DIDA_TODO_INSTALL_CHECK_TIMEOUT_MS) || 15 * 60_000;
 
 function log(line) {
@@ -78,9 +83,15 @@ async function main() {
   if (!slug) fail('package.json has no GitHub repository');
   const spec = `github:${slug}`;
 
-  const markdown = fs.readFileSync(path.join(root, readmeName), 'utf8');
+  if (args.includes('--help')) {
+    process.stdout.write('node scripts/check-install-section.mjs [--keep] [--file docs/install.zh.md]\n\nRuns the install steps of a page (default docs/install.md) in a fresh HOME, then `dida-todo doctor`.\n');
+    return;
+  }
+  if (!pageName || pageName.startsWith('--')) fail(`${fileFlag} needs a file`);
+  const markdown = fs.readFileSync(path.join(root, pageName), 'utf8');
   const steps = installSteps(markdown);
-  if (steps.length === 0) fail(`no sh blocks in the install section of ${readmeName}`);
+  if (steps.length === 0) fail(`no sh blocks in the install section of ${pageName}`);
+  log(`running the install section of ${pageName}`);
 
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'dida-todo-install-check-'));
   const home = path.join(work, 'home');
@@ -103,7 +114,7 @@ async function main() {
     DSH_TELEMETRY_DISABLED: '1',
   };
   // How this machine reaches the network stays as it is (proxies, extra CA certificates, a registry mirror): that is
-  // the machine, not a README step.
+  // the machine, not an install step.
   for (const [key, value] of Object.entries(process.env)) {
     if (value === undefined) continue;
     if (/^(https?_proxy|no_proxy|all_proxy|node_extra_ca_certs|ssl_cert_file|ssl_cert_dir|npm_config_registry|npm_config_cafile)$/i.test(key)) env[key] = value;
