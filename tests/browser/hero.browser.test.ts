@@ -9,7 +9,8 @@ import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
-import { ensureDsh, installBundle, makeDshHome, removeDshHome, repoRoot, startWeb, type WebDsh } from '../e2e/harness/dsh-run';
+import { ensureDsh, makeDshHome, removeDshHome, repoRoot, startWeb, type WebDsh } from '../e2e/harness/dsh-run';
+import { prepareProfile } from '../e2e/harness/profile';
 import { startFakeModel, text, toolCall, type FakeModel } from '../e2e/harness/fake-model';
 import { chromiumOrExplain, CHROMIUM_ARGS } from './chromium';
 
@@ -39,7 +40,7 @@ describe.skipIf(!ENABLED)('README hero screenshot: the Chinese dsh web UI with a
     home = makeDshHome();
     project = path.join(fs.realpathSync(home), 'web-shop');
     fs.mkdirSync(project);
-    await installBundle(home, 'web', repoRoot);
+    await prepareProfile(home, 'web');
 
     const list = sim.seedProject({ name: '产品迭代' });
     sim.seedTask({

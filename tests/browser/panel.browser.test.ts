@@ -9,7 +9,8 @@ import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
-import { ensureDsh, installBundle, makeDshHome, removeDshHome, repoRoot, startWeb, type WebDsh } from '../e2e/harness/dsh-run';
+import { ensureDsh, makeDshHome, removeDshHome, repoRoot, startWeb, type WebDsh } from '../e2e/harness/dsh-run';
+import { prepareProfile } from '../e2e/harness/profile';
 import { startFakeModel, text, toolCall, type Behaviour, type FakeModel } from '../e2e/harness/fake-model';
 import { chromiumOrExplain, CHROMIUM_ARGS } from './chromium';
 
@@ -150,7 +151,7 @@ describe.skipIf(!ENABLED)('the dsh web task panel mirrors the Dida checklist (re
     home = makeDshHome();
     project = fs.realpathSync(fs.mkdtempSync(path.join(home, 'project-')));
     let t = Date.now();
-    await installBundle(home, 'web', repoRoot);
+    await prepareProfile(home, 'web');
     mark('installBundle', t);
 
     // Bind the project directory to a simulator list holding one human task with two checklist items.

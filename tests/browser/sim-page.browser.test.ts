@@ -8,7 +8,8 @@ import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
-import { ensureDsh, installBundle, makeDshHome, removeDshHome, repoRoot, runHeadless } from '../e2e/harness/dsh-run';
+import { ensureDsh, makeDshHome, removeDshHome, repoRoot, runHeadless } from '../e2e/harness/dsh-run';
+import { prepareProfile } from '../e2e/harness/profile';
 import { startFakeModel, text, toolCall, type FakeModel } from '../e2e/harness/fake-model';
 import { chromiumOrExplain, CHROMIUM_ARGS } from './chromium';
 
@@ -32,7 +33,7 @@ describe.skipIf(!ENABLED)('the simulator page: a person writes a task, a real ds
     home = makeDshHome();
     project = path.join(fs.realpathSync(home), 'shop');
     fs.mkdirSync(project);
-    await installBundle(home, 'headless', repoRoot);
+    await prepareProfile(home, 'headless');
     listId = sim.seedProject({ name: '工作清单' }).id;
     const configDir = path.join(home, '.test-xdg', 'config', 'dida-todo');
     fs.mkdirSync(configDir, { recursive: true });

@@ -8,7 +8,8 @@ import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/sim/simulator';
-import { ensureDsh, eventsOf, installBundle, makeDshHome, readSessionLogs, removeDshHome, repoRoot, startWeb, type WebDsh } from '../e2e/harness/dsh-run';
+import { ensureDsh, eventsOf, makeDshHome, readSessionLogs, removeDshHome, repoRoot, startWeb, type WebDsh } from '../e2e/harness/dsh-run';
+import { prepareProfile } from '../e2e/harness/profile';
 import { startFakeModel, text, toolCall, type FakeModel } from '../e2e/harness/fake-model';
 import { chromiumOrExplain, CHROMIUM_ARGS } from './chromium';
 
@@ -33,7 +34,7 @@ describe.skipIf(!ENABLED)('/dida slash commands in dsh web (real browser)', () =
     model = await startFakeModel();
     home = makeDshHome();
     project = fs.realpathSync(fs.mkdtempSync(path.join(home, 'project-')));
-    await installBundle(home, 'web', repoRoot);
+    await prepareProfile(home, 'web');
     const list = sim.seedProject({ name: '工作清单' });
     workId = sim.seedTask({ projectId: list.id, title: '修复登录', priority: 5, items: [{ title: '复现' }, { title: '修复' }] }).id;
     sim.seedTask({ projectId: list.id, title: '想法', priority: 0 });
