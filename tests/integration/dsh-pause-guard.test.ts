@@ -257,6 +257,29 @@ describe('what is not looked at', () => {
     expect(eh.sim.counters()).toEqual({ 'GET /project/{pid}/task/{tid}': 1, 'GET /project/{pid}/task/{tid}/comments': 1 });
   });
 
+  it('a Work handed to the session after it went idle is not read at its first boundary either; the Work it held before the idle is', async () => {
+    const t = await setup();
+    await t.clock.advance(PAUSE_CHECK_INTERVAL_MS);
+    await t.guard.atBoundary(t.track, true);
+    t.guard.onIdle(t.track);
+    // The session is handed another Work after the idle (its claim read the list a moment ago).
+    await t.clock.advance(5_000);
+    eh.clock.now = t.clock.now();
+    const next = eh.sim.seedTask({ projectId: t.list.id, title: '写文档', priority: 3, items: [{ title: '初稿' }] });
+    await eh.engine.sync(t.list.id);
+    await eh.engine.switchTo(S, t.list.id, next.id);
+    eh.sim.resetCounters();
+    expect(await t.guard.atBoundary(t.track, true)).toBe(false);
+    expect(eh.sim.totalRequests()).toBe(0);
+    // Control: the Work held before the idle, taken up again after it, is read at once (a pause between turns).
+    await eh.engine.switchTo(S, t.list.id, t.task.id);
+    t.guard.onIdle(t.track);
+    await t.clock.advance(1_000);
+    eh.sim.resetCounters();
+    await t.guard.atBoundary(t.track, true);
+    expect(eh.sim.counters()).toEqual({ 'GET /project/{pid}/task/{tid}': 1, 'GET /project/{pid}/task/{tid}/comments': 1 });
+  });
+
   it('todo_work calls are boundaries too; a call without an agent or of an unknown agent is not', async () => {
     const t = await setup();
     await t.clock.advance(PAUSE_CHECK_INTERVAL_MS);

@@ -27,8 +27,8 @@ interface Seen {
   key?: string;
   priority?: number;
   readAt?: number;
-  /** The session went idle since the stretch began: its next look reads Dida. */
-  idled?: boolean;
+  /** When the session last went idle: a Work claimed before it is read again at the next look. */
+  idledAt?: number;
 }
 
 /**
@@ -118,7 +118,7 @@ export class PauseGuard {
     const seen = this.seen.get(track);
     if (seen) {
       delete seen.readAt;
-      seen.idled = true;
+      seen.idledAt = this.deps.clock.now();
     }
   }
 
@@ -167,9 +167,10 @@ export class PauseGuard {
       // ago was just read (the list for its priority, its comments for the claim): Dida is not read for it again.
       const deps = await this.engineDeps();
       const justCreated = current.work.origin === 'agent' && this.deps.clock.now() - current.work.createdAt < PAUSE_CHECK_INTERVAL_MS;
-      // (Only at the first look of a stretch that has seen nothing: not after idle, nor after a restart that kept a priority.)
+      // (Only while nothing was seen of this Work: not after a restart that kept its priority, nor for a Work claimed
+      // before the session last went idle, which the person may have paused between turns.)
       const claim = current.work.claim;
-      const fresh = seen.priority === undefined && !seen.idled;
+      const fresh = (seen.priority === undefined || seen.key !== current.key) && (seen.idledAt === undefined || (claim !== undefined && claim.at >= seen.idledAt));
       const justClaimed = fresh && claim?.holder === holderOf(deps, track.sessionId) && this.deps.clock.now() - claim.at < PAUSE_CHECK_INTERVAL_MS;
       const readDida = options.readDida ?? (!justCreated && !justClaimed && (seen.readAt === undefined || now - seen.readAt >= PAUSE_CHECK_INTERVAL_MS));
       const check = await checkBoundary(deps, track.sessionId, {
