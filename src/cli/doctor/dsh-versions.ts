@@ -8,7 +8,7 @@ export const TESTED_DSH = '0.1.0-rc.8';
 export type DshSupport = 'tested' | 'expected' | 'untested' | 'newer';
 
 export interface DshVersionRow {
-  /** As the README's table names it. */
+  /** As the version table of docs/install.md names it. */
   label: string;
   support: 'tested' | 'expected';
   matches(version: ParsedVersion): boolean;
@@ -28,7 +28,7 @@ export function parseVersion(text: string): ParsedVersion | undefined {
   return { major: Number(match[1]), minor: Number(match[2]), patch: Number(match[3]), ...(match[4] ? { prerelease: match[4] } : {}) };
 }
 
-/** The rows of the README's table, in its order. Prereleases count with their release line (0.2.1-alpha.3 is 0.2.x). */
+/** The rows of the version table of docs/install.md, in its order. Prereleases count with their release line (0.2.1-alpha.3 is 0.2.x). */
 export const DSH_VERSIONS: readonly DshVersionRow[] = [
   { label: TESTED_DSH, support: 'tested', matches: (v) => v.major === 0 && v.minor === 1 && v.patch === 0 && v.prerelease === 'rc.8' },
   { label: '0.1.7', support: 'expected', matches: (v) => v.major === 0 && v.minor === 1 && v.patch >= 7 },
