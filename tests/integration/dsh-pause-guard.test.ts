@@ -247,12 +247,17 @@ describe('what is not looked at', () => {
     expect(eh.sim.totalRequests()).toBe(0);
   });
 
-  it('a Work the session claimed moments ago is not read at its first boundary (the claim just read it); later it is', async () => {
+  it('a Work the session claimed moments ago is not read at its first boundaries (the claim just read it); 30 s after the claim it is', async () => {
     const t = await setup();
     eh.sim.resetCounters();
     expect(await t.guard.atBoundary(t.track, true)).toBe(false);
+    // The next steps, seconds later: the claim's read still counts as the last look.
+    await t.clock.advance(2_000);
+    expect(await t.guard.atBoundary(t.track, true)).toBe(false);
+    await t.clock.advance(PAUSE_CHECK_INTERVAL_MS - 4_000);
+    expect(await t.guard.atBoundary(t.track, true)).toBe(false);
     expect(eh.sim.totalRequests()).toBe(0);
-    await t.clock.advance(PAUSE_CHECK_INTERVAL_MS);
+    await t.clock.advance(2_000);
     await t.guard.atBoundary(t.track, true);
     expect(eh.sim.counters()).toEqual({ 'GET /project/{pid}/task/{tid}': 1, 'GET /project/{pid}/task/{tid}/comments': 1 });
   });

@@ -172,6 +172,8 @@ export class PauseGuard {
       const claim = current.work.claim;
       const fresh = (seen.priority === undefined || seen.key !== current.key) && (seen.idledAt === undefined || (claim !== undefined && claim.at >= seen.idledAt));
       const justClaimed = fresh && claim?.holder === holderOf(deps, track.sessionId) && this.deps.clock.now() - claim.at < PAUSE_CHECK_INTERVAL_MS;
+      // The claim's read of the list is this Work's last look: the next read comes 30 s after it, not at the next step.
+      if (justClaimed && seen.readAt === undefined) seen.readAt = claim.at;
       const readDida = options.readDida ?? (!justCreated && !justClaimed && (seen.readAt === undefined || now - seen.readAt >= PAUSE_CHECK_INTERVAL_MS));
       const check = await checkBoundary(deps, track.sessionId, {
         stopPhrases: this.stopPhrases(),
